@@ -1,0 +1,15 @@
+import type { KeyStore } from '../auth/keys.ts';
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+
+/** Everything the HTTP app needs, passed in explicitly so tests can build it without a socket. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly keys: KeyStore;
+  readonly version: string;
+  /** True once shutdown has begun: /healthz answers 503 so load balancers stop sending. */
+  readonly isDraining?: () => boolean;
+}
