@@ -21,3 +21,18 @@ export class CallError extends Error {
     this.details = details;
   }
 }
+
+/**
+ * An error meant for guest code: only `name` (a Deno.errors class or a standard error name) and
+ * `message` cross into the isolate. Capability code throws these; any other host error reaches the
+ * guest as a generic message, so host paths, stacks and internals never leak.
+ */
+export class GuestError extends Error {
+  readonly guestName: string;
+
+  constructor(guestName: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.guestName = guestName;
+  }
+}
