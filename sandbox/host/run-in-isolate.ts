@@ -1,0 +1,250 @@
+import { randomFillSync } from 'node:crypto';
+import { CallError, GuestError } from '../errors.ts';
+import type { CallLimits } from '../limits.ts';
+import { MAX_RANDOM_BYTES } from '../protocol.ts';
+import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, GuestToolResult, SyncOp, SyncOps } from '../protocol.ts';
+import { checkOpArgs } from './op-args.ts';
+import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from './transfer.ts';
+import type { GuestFunction } from './transfer.ts';
+
+/** Host functions for one call, already bound to its grant (capabilities) and its identity. */
+export interface HostHandlers {
+  async: { [K in AsyncOp]?: (args: AsyncOps[K]['args'], signal: AbortSignal) => Promise<AsyncOps[K]['result']> };
+  sync: { [K in SyncOp]?: (args: SyncOps[K]['args']) => SyncOps[K]['result'] };
+}
+
+export type InvokeInput =
+  | { kind: 'tool'; params: unknown; callId: string; sessionId: string | null }
+  | { kind: 'exec' };
+
+export interface IsolateCall {
+  /** The guest runtime script (defines `__paddock_boot`). */
+  runtime: { code: string; hash: string };
+  /** The tool module or snippet, bundled as an IIFE that sets `__paddock_module`. */
+  bundle: { code: string; hash: string; filename: string };
+  input: InvokeInput;
+  limits: Readonly<CallLimits>;
+  handlers: HostHandlers;
+  signal?: AbortSignal | undefined;
+  onUpdate?: ((text: string) => void) | undefined;
+  onLog?: ((level: string, text: string) => void) | undefined;
+}
+
+export type IsolateOutcome =
+  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number }
+  | { ok: false; error: CallError; cpuMs: number };
+
+/** V8 code caches, by content hash: the second isolate to load a bundle skips parsing and compiling. */
+const codeCache = new Map<string, ArrayBuffer>();
+const CPU_POLL_MS = 10;
+/** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
+const ABORT_GRACE_MS = 20;
+
+/**
+ * Runs one call in a fresh isolate that nothing else has used and nothing will use again. Every
+ * way out (result, error, limit, abort) disposes the isolate and abandons pending host operations.
+ */
+export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
+  const { limits } = call;
+  const isolate = new ivm.Isolate({ memoryLimit: limits.heapMiB });
+  const pending = new Map<number, AbortController>();
+  let nextId = 1;
+  let opsStarted = 0;
+  let outputBytes = 0;
+  let ended: CallError | undefined;
+  let endCall: (error: CallError) => void = () => undefined;
+  const endedEarly = new Promise<CallError>((resolve) => { endCall = resolve; });
+  const endedWith = (): CallError | undefined => ended;
+  const end = (error: CallError): void => {
+    if (ended !== undefined) return;
+    ended = error;
+    endCall(error);
+  };
+
+  const countOutput = (bytes: number, what: string): void => {
+    outputBytes += bytes;
+    if (outputBytes > limits.maxOutputBytes) {
+      end(new CallError('output_limit', `The call's output (${what} included) exceeded its limit of ${limits.maxOutputBytes} bytes.`, { limitBytes: limits.maxOutputBytes }));
+    }
+  };
+
+  let settle: GuestFunction | undefined;
+  const builtinAsync: HostHandlers['async'] = {
+    sleep: (args, signal) => sleep(Math.min(Math.max(0, args.ms), limits.wallTimeMs), signal),
+    update: (args) => {
+      const text = args.text;
+      countOutput(Buffer.byteLength(text), 'updates');
+      if (ended === undefined) call.onUpdate?.(text);
+      return Promise.resolve(null);
+    },
+  };
+  const builtinSync: HostHandlers['sync'] = {
+    randomBytes: (args) => {
+      const length = args.length;
+      if (!Number.isInteger(length) || length < 0 || length > MAX_RANDOM_BYTES) throw new GuestError('QuotaExceededError', `The requested length exceeds ${MAX_RANDOM_BYTES} bytes.`);
+      return randomFillSync(new Uint8Array(length));
+    },
+    log: (args) => {
+      const text = args.text;
+      countOutput(Buffer.byteLength(text) + 1, 'logs');
+      if (ended === undefined) call.onLog?.(args.level, text);
+      return null;
+    },
+  };
+
+  const doors = {
+    request(op: string, args: unknown): number {
+      const handler = lookup(call.handlers.async, op) ?? lookup(builtinAsync, op);
+      if (handler === undefined) refuse(`Unknown host operation "${op}".`);
+      const mismatch = checkOpArgs(op, args);
+      if (mismatch !== undefined) refuse(mismatch);
+      if (++opsStarted > limits.maxHostOps) refuse(`The call started more than ${limits.maxHostOps} host operations.`);
+      if (pending.size >= limits.maxPendingOps) refuse(`The call has more than ${limits.maxPendingOps} host operations pending.`);
+      const id = nextId++;
+      const controller = new AbortController();
+      pending.set(id, controller);
+      const run = handler as (args: unknown, signal: AbortSignal) => Promise<unknown>;
+      Promise.resolve()
+        .then(() => run(args, controller.signal))
+        .then((value): BridgeOutcome => ({ ok: true, value }), (error: unknown): BridgeOutcome => ({ ok: false, error: toBridgeError(error, controller.signal) }))
+        .then((outcome) => {
+          pending.delete(id);
+          if (ended === undefined) settle?.fire([id, outcome]);
+        }, () => undefined);
+      return id;
+    },
+    call(op: string, args: unknown): BridgeOutcome {
+      const handler = lookup(call.handlers.sync, op) ?? lookup(builtinSync, op);
+      if (handler === undefined) refuse(`Unknown host operation "${op}".`);
+      const mismatch = checkOpArgs(op, args);
+      if (mismatch !== undefined) refuse(mismatch);
+      try {
+        return { ok: true, value: (handler as (args: unknown) => unknown)(args) };
+      } catch (error) {
+        return { ok: false, error: toBridgeError(error) };
+      }
+    },
+    cancel(id: number): void {
+      pending.get(id)?.abort();
+    },
+  };
+
+  const wallTimer = setTimeout(() => {
+    end(new CallError('timeout', `The call exceeded its wall-time limit of ${limits.wallTimeMs} ms.`, { clock: 'wall', limitMs: limits.wallTimeMs }));
+  }, limits.wallTimeMs);
+  const cpuLimitNs = BigInt(limits.cpuTimeMs) * 1_000_000n;
+  const cpuTimer = setInterval(() => {
+    if (!isolate.isDisposed && isolate.cpuTime > cpuLimitNs) {
+      end(new CallError('timeout', `The call exceeded its CPU-time limit of ${limits.cpuTimeMs} ms.`, { clock: 'cpu', limitMs: limits.cpuTimeMs }));
+    }
+  }, CPU_POLL_MS);
+  let abortGuest: GuestFunction | undefined;
+  const onAbort = (): void => {
+    abortGuest?.fire(['The call was aborted.']);
+    setTimeout(() => { end(new CallError('aborted', 'The call was aborted.')); }, ABORT_GRACE_MS);
+  };
+  if (call.signal?.aborted === true) onAbort();
+  else call.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const work = (async (): Promise<unknown> => {
+    const context = await isolate.createContext();
+    const runtime = await compileCached(isolate, call.runtime.code, 'paddock:runtime', codeCache, `runtime:${call.runtime.hash}`);
+    await runtime.run(context, { timeout: limits.wallTimeMs });
+    await installDoors(context, doors);
+    await context.eval('__paddock_boot()', { timeout: limits.wallTimeMs });
+    settle = await takeGuestFunction(context, '__paddock_settle');
+    const invoke = await takeGuestFunction(context, '__paddock_invoke');
+    abortGuest = await takeGuestFunction(context, '__paddock_abort');
+    const bundle = await compileCached(isolate, call.bundle.code, call.bundle.filename, codeCache, `bundle:${call.bundle.hash}`);
+    await bundle.run(context, { timeout: limits.wallTimeMs });
+    return invoke.call([call.input]);
+  })();
+
+  try {
+    const raced = await Promise.race([work.then((value) => ({ value })), endedEarly.then((error) => ({ error }))]);
+    if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate) };
+    const outcome = interpretGuestValue(raced.value);
+    if (outcome.ok) countOutput(Buffer.byteLength(JSON.stringify(outcome.value)), 'the result');
+    // A limit may have been crossed while the result was on its way out (output, or a timer that fired).
+    const late = endedWith();
+    if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate) };
+    return { ...outcome, cpuMs: cpuMs(isolate) };
+  } catch (error) {
+    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate) };
+  } finally {
+    clearTimeout(wallTimer);
+    clearInterval(cpuTimer);
+    call.signal?.removeEventListener('abort', onAbort);
+    for (const controller of pending.values()) controller.abort();
+    pending.clear();
+    work.catch(() => undefined);
+    if (!isolate.isDisposed) isolate.dispose();
+  }
+}
+
+/** Own properties only: an op named "constructor" or "__proto__" must be just an unknown op. */
+function lookup(table: object, op: string): ((...args: never[]) => unknown) | undefined {
+  if (!Object.hasOwn(table, op)) return undefined;
+  const value = (table as Record<string, unknown>)[op];
+  return typeof value === 'function' ? (value as (...args: never[]) => unknown) : undefined;
+}
+
+function cpuMs(isolate: ivm.Isolate): number {
+  try {
+    return Number(isolate.cpuTime / 1000n) / 1000;
+  } catch {
+    return 0;
+  }
+}
+
+/** The guest resolves to a GuestToolResult, `{ result }` (exec) or `{ error: { name, message } }` (a thrown error). */
+function interpretGuestValue(value: unknown): { ok: true; value: GuestToolResult | { result: unknown } } | { ok: false; error: CallError } {
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    const thrown = record['error'];
+    if (typeof thrown === 'object' && thrown !== null) {
+      const { name: rawName, message: rawMessage } = thrown as Record<string, unknown>;
+      const name = typeof rawName === 'string' ? rawName : 'Error';
+      const message = typeof rawMessage === 'string' ? rawMessage : '';
+      return { ok: false, error: new CallError(name === 'NotCapable' ? 'not_capable' : 'tool_error', message, { name }) };
+    }
+    if ('result' in record) return { ok: true, value: { result: record['result'] } };
+    if (typeof record['content'] === 'string') return { ok: true, value: record as unknown as GuestToolResult };
+  }
+  return { ok: false, error: new CallError('tool_error', 'The guest runtime returned a malformed result.', { name: 'Error' }) };
+}
+
+/** Errors from isolated-vm when the isolate itself failed (heap limit, a script that could not run). */
+function classifyIsolateFailure(error: unknown, isolate: ivm.Isolate, limits: Readonly<CallLimits>): CallError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/memory limit/i.test(message) || (isolate.isDisposed && /disposed/i.test(message))) {
+    return new CallError('memory_limit', `The call exceeded its heap limit of ${limits.heapMiB} MiB.`, { limitMiB: limits.heapMiB });
+  }
+  if (/Script execution timed out/i.test(message)) {
+    return new CallError('timeout', `The call exceeded its wall-time limit of ${limits.wallTimeMs} ms.`, { clock: 'wall', limitMs: limits.wallTimeMs });
+  }
+  // A SyntaxError or a throw while the module's top level ran: the guest's own error, message only.
+  const name = error instanceof Error ? error.name : 'Error';
+  return new CallError('tool_error', firstLine(message), { name });
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.replace(/ \[<isolated-vm>.*$/, '');
+}
+
+function toBridgeError(error: unknown, signal?: AbortSignal): BridgeError {
+  if (error instanceof GuestError) return { name: error.guestName, message: error.message };
+  if (signal?.aborted === true) return { name: 'AbortError', message: 'The operation was aborted.' };
+  return { name: 'Error', message: 'The host operation failed.' };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<null> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { resolve(null); }, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new GuestError('AbortError', 'The operation was aborted.'));
+    }, { once: true });
+  });
+}
