@@ -1,0 +1,283 @@
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import type { AuditSink } from '../audit.ts';
+import type { CallReply, CallRequest, FromWorker, ToWorker } from '../worker/messages.ts';
+
+export interface WorkerPoolOptions {
+  /** The guest runtime script every isolate boots (sandbox/bundler/guest-runtime.ts). */
+  runtime: { code: string; hash: string };
+  /** Worker processes. @defaultValue one per core */
+  size?: number;
+  /** Calls one worker runs at once (each isolate has its own thread). @defaultValue 4 */
+  callsPerWorker?: number;
+  /** Resident memory ceiling per worker, in MiB; above it the worker is killed and replaced. @defaultValue 1024 */
+  rssLimitMiB?: number;
+  /** How long past a call's wall limit its worker may stay silent before it is killed. @defaultValue 2000 */
+  killGraceMs?: number;
+  audit: AuditSink;
+  /** Operational events (worker started, crashed, killed) for the service log. */
+  onEvent?: (event: PoolEvent) => void;
+  /** Where the worker entry lives; tests may point elsewhere. */
+  workerEntry?: URL;
+}
+
+export type PoolEvent =
+  | { type: 'worker-started'; pid: number }
+  | { type: 'worker-exited'; pid: number; code: number | null; signal: string | null; failedCalls: number }
+  | { type: 'worker-killed'; pid: number; reason: string };
+
+export interface PoolCall {
+  request: CallRequest;
+  signal?: AbortSignal | undefined;
+  onUpdate?: ((text: string) => void) | undefined;
+  onLog?: ((level: string, text: string) => void) | undefined;
+}
+
+interface InFlight {
+  id: number;
+  call: PoolCall;
+  resolve: (reply: CallReply) => void;
+  deadline: number;
+  onAbort: () => void;
+}
+
+interface Worker {
+  process: ChildProcess;
+  ready: Promise<void>;
+  calls: Map<number, InFlight>;
+  exited: boolean;
+  /** Why the supervisor killed it, so its calls can be told. */
+  killReason?: { callId: number | undefined; message: string; kind: 'timeout' | 'crashed' };
+}
+
+const DEFAULT_ENTRY = new URL('../worker/main.ts', import.meta.url);
+const WATCH_INTERVAL_MS = 250;
+
+/**
+ * Supervises the sandbox worker processes: spreads calls over them, relays updates, and when a
+ * worker dies (crash, RSS ceiling, stuck past its wall limit) fails only its calls with `crashed`
+ * (never retried behind the caller's back) and starts a replacement at once.
+ */
+export class WorkerPool {
+  readonly #options: Required<Omit<WorkerPoolOptions, 'onEvent'>> & Pick<WorkerPoolOptions, 'onEvent'>;
+  readonly #workers: Worker[] = [];
+  readonly #queue: { call: PoolCall; resolve: (reply: CallReply) => void }[] = [];
+  readonly #watch: NodeJS.Timeout;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = {
+      size: Math.max(1, availableParallelism()),
+      callsPerWorker: 4,
+      rssLimitMiB: 1024,
+      killGraceMs: 2000,
+      workerEntry: DEFAULT_ENTRY,
+      ...options,
+    };
+    for (let index = 0; index < this.#options.size; index++) this.#workers.push(this.#spawn());
+    this.#watch = setInterval(() => { void this.#inspect(); }, WATCH_INTERVAL_MS);
+    this.#watch.unref();
+  }
+
+  /** Resolves when every worker has started and loaded the runtime. */
+  async ready(): Promise<void> {
+    await Promise.all(this.#workers.map((worker) => worker.ready));
+  }
+
+  /** PIDs of the live workers (for operators' metrics, and tests that kill one). */
+  pids(): number[] {
+    return this.#workers.flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid]));
+  }
+
+  get inFlight(): number {
+    return this.#workers.reduce((sum, worker) => sum + worker.calls.size, 0);
+  }
+
+  /** Runs a call on the least busy worker; queues while every worker is at `callsPerWorker`. */
+  run(call: PoolCall): Promise<CallReply> {
+    if (this.#closed) return Promise.resolve(failure('crashed', 'The sandbox is shutting down.'));
+    if (call.signal?.aborted === true) return Promise.resolve(failure('aborted', 'The call was aborted.'));
+    return new Promise((resolve) => {
+      this.#queue.push({ call, resolve });
+      this.#dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#watch);
+    for (const queued of this.#queue.splice(0)) queued.resolve(failure('crashed', 'The sandbox is shutting down.'));
+    await Promise.all(this.#workers.map(async (worker) => {
+      if (worker.exited) return;
+      const exited = new Promise<void>((resolve) => worker.process.once('exit', () => { resolve(); }));
+      worker.process.kill('SIGKILL');
+      await exited;
+    }));
+  }
+
+  #dispatch(): void {
+    while (this.#queue.length > 0) {
+      const worker = this.#leastBusy();
+      if (worker === undefined) return;
+      const next = this.#queue.shift();
+      if (next === undefined) return;
+      if (next.call.signal?.aborted === true) {
+        next.resolve(failure('aborted', 'The call was aborted.'));
+        continue;
+      }
+      this.#start(worker, next.call, next.resolve);
+    }
+  }
+
+  #leastBusy(): Worker | undefined {
+    let best: Worker | undefined;
+    for (const worker of this.#workers) {
+      if (worker.exited || worker.calls.size >= this.#options.callsPerWorker) continue;
+      if (best === undefined || worker.calls.size < best.calls.size) best = worker;
+    }
+    return best;
+  }
+
+  #start(worker: Worker, call: PoolCall, resolve: (reply: CallReply) => void): void {
+    const id = this.#nextId++;
+    let sent = false;
+    let settled = false;
+    const onAbort = (): void => {
+      // Not yet handed to the worker (it is still starting): end it here and never send it.
+      if (sent) this.#send(worker, { type: 'abort', id });
+      else entry.resolve(failure('aborted', 'The call was aborted.'));
+    };
+    const entry: InFlight = {
+      id, call, onAbort,
+      deadline: Number.POSITIVE_INFINITY, // set when the worker receives it: its start-up time is not the call's
+      resolve: (reply) => {
+        if (settled) return;
+        settled = true;
+        call.signal?.removeEventListener('abort', onAbort);
+        worker.calls.delete(id);
+        resolve(reply);
+        this.#dispatch();
+      },
+    };
+    worker.calls.set(id, entry);
+    call.signal?.addEventListener('abort', onAbort, { once: true });
+    worker.ready.then(() => {
+      if (settled) return;
+      sent = true;
+      entry.deadline = Date.now() + call.request.limits.wallTimeMs + this.#options.killGraceMs;
+      this.#send(worker, { type: 'call', id, request: call.request });
+    }, () => undefined);
+  }
+
+  #send(worker: Worker, message: ToWorker): void {
+    if (worker.exited || !worker.process.connected) return;
+    worker.process.send(message, (error) => {
+      if (error !== null) worker.process.kill('SIGKILL'); // a broken channel: the exit handler fails its calls
+    });
+  }
+
+  #spawn(): Worker {
+    const child = fork(this.#options.workerEntry, [], {
+      // No Node startup snapshot: isolated-vm is not compatible with it. The worker's own heap is bounded too.
+      execArgv: ['--no-node-snapshot', '--max-old-space-size=512', '--disable-warning=ExperimentalWarning'],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {},
+    });
+    let markReady: () => void = () => undefined;
+    let markFailed: (error: Error) => void = () => undefined;
+    const ready = new Promise<void>((resolve, reject) => { markReady = resolve; markFailed = reject; });
+    ready.catch(() => undefined);
+    const worker: Worker = { process: child, ready, calls: new Map(), exited: false };
+
+    child.on('message', (message: FromWorker) => {
+      switch (message.type) {
+        case 'ready':
+          markReady();
+          break;
+        case 'update':
+          worker.calls.get(message.id)?.call.onUpdate?.(message.text);
+          break;
+        case 'log':
+          worker.calls.get(message.id)?.call.onLog?.(message.level, message.text);
+          break;
+        case 'audit':
+          this.#options.audit.record(message.record);
+          break;
+        case 'result':
+          worker.calls.get(message.id)?.resolve(message.reply);
+          break;
+      }
+    });
+    child.on('error', () => { child.kill('SIGKILL'); });
+    child.once('exit', (code, signal) => {
+      worker.exited = true;
+      markFailed(new Error('worker exited'));
+      const failed = [...worker.calls.values()];
+      for (const entry of failed) {
+        const reason = worker.killReason;
+        entry.resolve(reason !== undefined && reason.callId === entry.id
+          ? failure(reason.kind, reason.message)
+          : failure('crashed', `The sandbox worker running this call stopped (${reason?.message ?? describeExit(code, signal)}); the call was not retried.`));
+      }
+      if (child.pid !== undefined) this.#options.onEvent?.({ type: 'worker-exited', pid: child.pid, code, signal, failedCalls: failed.length });
+      const index = this.#workers.indexOf(worker);
+      if (index !== -1 && !this.#closed) {
+        this.#workers[index] = this.#spawn();
+        this.#dispatch();
+      }
+    });
+    this.#send(worker, { type: 'init', runtime: this.#options.runtime });
+    if (child.pid !== undefined) this.#options.onEvent?.({ type: 'worker-started', pid: child.pid });
+    return worker;
+  }
+
+  /** Kills workers that hold a call past its wall limit (stuck in native code) or exceed the RSS ceiling. */
+  async #inspect(): Promise<void> {
+    const now = Date.now();
+    for (const worker of this.#workers) {
+      if (worker.exited || worker.killReason !== undefined) continue;
+      const overdue = [...worker.calls.values()].find((entry) => entry.deadline < now);
+      if (overdue !== undefined) {
+        this.#kill(worker, {
+          callId: overdue.id, kind: 'timeout',
+          message: `The call did not stop at its wall-time limit of ${overdue.call.request.limits.wallTimeMs} ms; its sandbox worker was killed.`,
+        });
+        continue;
+      }
+      const rss = await residentMiB(worker.process.pid);
+      if (rss !== undefined && rss > this.#options.rssLimitMiB) {
+        this.#kill(worker, { callId: undefined, kind: 'crashed', message: `the worker's memory reached ${Math.round(rss)} MiB, over its ceiling of ${this.#options.rssLimitMiB} MiB` });
+      }
+    }
+  }
+
+  #kill(worker: Worker, reason: NonNullable<Worker['killReason']>): void {
+    worker.killReason = reason;
+    if (worker.process.pid !== undefined) this.#options.onEvent?.({ type: 'worker-killed', pid: worker.process.pid, reason: reason.message });
+    worker.process.kill('SIGKILL');
+  }
+}
+
+function failure(kind: 'crashed' | 'aborted' | 'timeout', message: string): CallReply {
+  return { ok: false, error: { kind, message, details: {} }, cpuMs: 0 };
+}
+
+function describeExit(code: number | null, signal: string | null): string {
+  return signal !== null ? `killed by ${signal}` : `exit code ${code ?? 'unknown'}`;
+}
+
+/** Resident set size from /proc (Linux); undefined where it cannot be read. */
+async function residentMiB(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const statm = await readFile(`/proc/${pid}/statm`, 'utf8');
+    const pages = Number(statm.split(' ')[1]);
+    return Number.isFinite(pages) ? (pages * 4096) / (1024 * 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}

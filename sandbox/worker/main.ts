@@ -1,0 +1,73 @@
+/**
+ * A sandbox worker process: runs isolates for the coordinator, never in the coordinator's process.
+ * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
+ * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
+ */
+import { runInIsolate } from '../host/run-in-isolate.ts';
+import type { AuditRecord } from '../audit.ts';
+import { bindHandlers } from './bind-handlers.ts';
+import type { CallRequest, FromWorker, ToWorker } from './messages.ts';
+
+if (process.send === undefined) {
+  process.stderr.write('sandbox worker: must be started by the Paddock supervisor (no IPC channel)\n');
+  process.exit(2);
+}
+
+const send = (message: FromWorker): void => {
+  process.send?.(message);
+};
+
+let runtime: { code: string; hash: string } | undefined;
+const running = new Map<number, AbortController>();
+
+const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
+
+async function runCall(id: number, request: CallRequest): Promise<void> {
+  const controller = new AbortController();
+  running.set(id, controller);
+  const bound = bindHandlers(request, audit);
+  try {
+    if (runtime === undefined) throw new Error('worker not initialised');
+    const outcome = await runInIsolate({
+      runtime,
+      bundle: request.bundle,
+      input: request.input,
+      limits: request.limits,
+      handlers: bound.handlers,
+      signal: controller.signal,
+      onUpdate: (text) => { send({ type: 'update', id, text }); },
+      onLog: (level, text) => { send({ type: 'log', id, level, text }); },
+    });
+    send({
+      type: 'result', id,
+      reply: outcome.ok
+        ? { ok: true, value: outcome.value, cpuMs: outcome.cpuMs }
+        : { ok: false, error: { kind: outcome.error.kind, message: outcome.error.message, details: { ...outcome.error.details } }, cpuMs: outcome.cpuMs },
+    });
+  } finally {
+    bound.revoke();
+    running.delete(id);
+  }
+}
+
+process.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'init':
+      runtime = message.runtime;
+      send({ type: 'ready' });
+      break;
+    case 'call':
+      runCall(message.id, message.request).catch((error: unknown) => {
+        // runInIsolate turns guest failures into outcomes; reaching here is a bug in the host.
+        process.stderr.write(`sandbox worker: call ${message.id} failed in the host: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+        send({ type: 'result', id: message.id, reply: { ok: false, error: { kind: 'crashed', message: 'The sandbox host failed while running the call.', details: {} }, cpuMs: 0 } });
+      });
+      break;
+    case 'abort':
+      running.get(message.id)?.abort();
+      break;
+  }
+});
+
+// The coordinator went away: nothing left to serve.
+process.on('disconnect', () => { process.exit(0); });

@@ -1,0 +1,95 @@
+/**
+ * Pins: isolates run in supervised worker processes. A worker that dies costs only the calls it was
+ * running (kind `crashed`, not retried); a worker that stops answering past a call's wall limit is
+ * killed (that call: `timeout`); the pool replaces workers and keeps answering.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
+import { WorkerPool } from '../../../sandbox/pool/worker-pool.ts';
+import type { PoolEvent } from '../../../sandbox/pool/worker-pool.ts';
+import type { CallRequest } from '../../../sandbox/worker/messages.ts';
+import { FAKE_RUNTIME, fakeBundle } from '../host/fake-runtime.ts';
+
+const events: PoolEvent[] = [];
+let pool: WorkerPool;
+
+const request = (body: string, limits = {}): CallRequest => ({
+  identity: { callId: 'c', tool: 't', caller: 'test' },
+  bundle: fakeBundle(body),
+  input: { kind: 'tool', params: {}, callId: 'c', sessionId: null },
+  grant: { net: [], read: [], write: [], env: [] },
+  limits: resolveLimits(DEFAULT_LIMITS, { wallTimeMs: 5000, ...limits }),
+  cwd: '/',
+  secrets: {},
+});
+
+beforeAll(async () => {
+  pool = new WorkerPool({ runtime: FAKE_RUNTIME, size: 2, callsPerWorker: 2, killGraceMs: 300, audit: { record: () => undefined }, onEvent: (event) => events.push(event) });
+  await pool.ready();
+});
+afterAll(async () => { await pool.close(); });
+
+describe('WorkerPool', () => {
+  it('runs calls in worker processes, not in this one', async () => {
+    const reply = await pool.run({ request: request('return String(typeof process);') });
+    expect(reply).toMatchObject({ ok: true, value: { content: 'undefined' } });
+    expect(pool.pids()).toHaveLength(2);
+    expect(pool.pids()).not.toContain(process.pid);
+  });
+
+  it('relays updates and logs while the call runs', async () => {
+    const updates: string[] = [];
+    const logs: string[] = [];
+    const reply = await pool.run({
+      request: request('await host("update", { text: "step 1" }); hostSync("log", { level: "info", text: "hello" }); return "done";'),
+      onUpdate: (text) => updates.push(text),
+      onLog: (_level, text) => logs.push(text),
+    });
+    expect(reply).toMatchObject({ ok: true, value: { content: 'done' } });
+    expect(updates).toEqual(['step 1']);
+    expect(logs).toEqual(['hello']);
+  });
+
+  it('fails only the calls of a worker that dies, then replaces it', async () => {
+    const [victim, survivor] = pool.pids();
+    // Two slow calls per worker: the pool spreads them, two land on the victim.
+    const calls = Array.from({ length: 4 }, () => pool.run({ request: request('await host("sleep", { ms: 400 }); return "slept";') }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    process.kill(victim!, 'SIGKILL');
+    const replies = await Promise.all(calls);
+    const crashed = replies.filter((reply) => !reply.ok && reply.error.kind === 'crashed');
+    const fine = replies.filter((reply) => reply.ok);
+    expect(crashed).toHaveLength(2);
+    expect(fine).toHaveLength(2);
+    expect(crashed[0]).toMatchObject({ error: { message: expect.stringContaining('killed by SIGKILL') } });
+    await pool.ready();
+    expect(pool.pids()).toContain(survivor);
+    expect(pool.pids()).not.toContain(victim);
+    const after = await pool.run({ request: request('return "still here";') });
+    expect(after).toMatchObject({ ok: true, value: { content: 'still here' } });
+  });
+
+  it('kills a worker that stops answering past the wall limit', async () => {
+    const call = pool.run({ request: request('await host("sleep", { ms: 5000 }); return "late";', { wallTimeMs: 300 }) });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // SIGSTOP freezes the whole worker, as native code stuck outside V8's reach would.
+    for (const pid of pool.pids()) process.kill(pid, 'SIGSTOP');
+    const reply = await call;
+    expect(reply).toMatchObject({ ok: false, error: { kind: 'timeout', message: expect.stringContaining('worker was killed') } });
+    for (const pid of pool.pids()) {
+      try { process.kill(pid, 'SIGCONT'); } catch { /* already replaced */ }
+    }
+    expect(events.some((event) => event.type === 'worker-killed')).toBe(true);
+  });
+
+  it('aborts a running call', async () => {
+    const controller = new AbortController();
+    const call = pool.run({ request: request('for (;;) {}', { cpuTimeMs: 10_000 }), signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    controller.abort();
+    const reply = await call;
+    expect(reply, JSON.stringify(reply)).toMatchObject({ ok: false, error: { kind: "aborted" } });
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+});
