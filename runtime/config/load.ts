@@ -4,6 +4,7 @@ import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { hashKey } from '../auth/keys.ts';
+import { describeJsonSyntaxError } from '../json-syntax-error.ts';
 import { ConfigSchema, SCOPES } from './schema.ts';
 import type { Config, Scope } from './schema.ts';
 
@@ -31,7 +32,8 @@ export interface LoadConfigOptions {
 
 // ajv-formats is CommonJS with a default export that Node's ESM interop wraps once more.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true });
+// `verbose` puts `parentSchema` on each error: an unknown key is reported with the keys allowed there.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
 addFormats(ajv);
 const validateConfig = ajv.compile<Config>(ConfigSchema);
 
@@ -87,7 +89,7 @@ function readConfigFile(file: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError([`${file}: not valid JSON: ${(error as Error).message}`]);
+    throw new ConfigError([`${file}: not valid JSON: ${describeJsonSyntaxError(text, error)}`]);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError([`${file}: expected a JSON object at the top level, found ${describeValue(parsed)}`]);

@@ -1,4 +1,5 @@
 import { createMiddleware } from 'hono/factory';
+import { describeJsonSyntaxError } from '../../json-syntax-error.ts';
 import type { AppEnv } from '../env.ts';
 import { ProblemError } from '../problem.ts';
 
@@ -20,7 +21,7 @@ export const jsonBody = () =>
     try {
       JSON.parse(text);
     } catch (error) {
-      throw new ProblemError('invalid-body', `Malformed JSON in the request body: ${(error as SyntaxError).message}.`);
+      throw new ProblemError('invalid-body', `Malformed JSON in the request body: ${describeJsonSyntaxError(text, error)}.`);
     }
     await next();
   });
