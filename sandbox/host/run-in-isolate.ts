@@ -4,8 +4,10 @@ import type { CallLimits } from '../limits.ts';
 import { MAX_RANDOM_BYTES } from '../protocol.ts';
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, GuestToolResult, SyncOp, SyncOps } from '../protocol.ts';
 import { checkOpArgs } from './op-args.ts';
-import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from './transfer.ts';
-import type { GuestFunction } from './transfer.ts';
+import { codeCache, prepareIsolate } from './prepared-isolate.ts';
+import type { PreparedIsolate } from './prepared-isolate.ts';
+import { compileCached, refuse } from './transfer.ts';
+import type { ivm } from './transfer.ts';
 
 /** Host functions for one call, already bound to its grant (capabilities) and its identity. */
 export interface HostHandlers {
@@ -34,8 +36,6 @@ export type IsolateOutcome =
   | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number }
   | { ok: false; error: CallError; cpuMs: number };
 
-/** V8 code caches, by content hash: the second isolate to load a bundle skips parsing and compiling. */
-const codeCache = new Map<string, ArrayBuffer>();
 const CPU_POLL_MS = 10;
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
 const ABORT_GRACE_MS = 20;
@@ -44,9 +44,15 @@ const ABORT_GRACE_MS = 20;
  * Runs one call in a fresh isolate that nothing else has used and nothing will use again. Every
  * way out (result, error, limit, abort) disposes the isolate and abandons pending host operations.
  */
-export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
+export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): Promise<IsolateOutcome> {
   const { limits } = call;
-  const isolate = new ivm.Isolate({ memoryLimit: limits.heapMiB });
+  let prepared: PreparedIsolate;
+  try {
+    prepared = warm ?? await prepareIsolate(call.runtime, limits.heapMiB);
+  } catch (error) {
+    return { ok: false, error: new CallError('crashed', `The guest runtime could not start: ${error instanceof Error ? error.message : String(error)}`), cpuMs: 0 };
+  }
+  const { isolate, context, settle, invoke, abort: abortGuest, baselineCpuNs } = prepared;
   const pending = new Map<number, AbortController>();
   let nextId = 1;
   let opsStarted = 0;
@@ -68,7 +74,6 @@ export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
     }
   };
 
-  let settle: GuestFunction | undefined;
   const builtinAsync: HostHandlers['async'] = {
     sleep: (args, signal) => sleep(Math.min(Math.max(0, args.ms), limits.wallTimeMs), signal),
     update: (args) => {
@@ -109,7 +114,7 @@ export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
         .then((value): BridgeOutcome => ({ ok: true, value }), (error: unknown): BridgeOutcome => ({ ok: false, error: toBridgeError(error, controller.signal) }))
         .then((outcome) => {
           pending.delete(id);
-          if (ended === undefined) settle?.fire([id, outcome]);
+          if (ended === undefined) settle.fire([id, outcome]);
         }, () => undefined);
       return id;
     },
@@ -132,29 +137,21 @@ export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
   const wallTimer = setTimeout(() => {
     end(new CallError('timeout', `The call exceeded its wall-time limit of ${limits.wallTimeMs} ms.`, { clock: 'wall', limitMs: limits.wallTimeMs }));
   }, limits.wallTimeMs);
-  const cpuLimitNs = BigInt(limits.cpuTimeMs) * 1_000_000n;
+  const cpuLimitNs = BigInt(limits.cpuTimeMs) * 1_000_000n + baselineCpuNs;
   const cpuTimer = setInterval(() => {
     if (!isolate.isDisposed && isolate.cpuTime > cpuLimitNs) {
       end(new CallError('timeout', `The call exceeded its CPU-time limit of ${limits.cpuTimeMs} ms.`, { clock: 'cpu', limitMs: limits.cpuTimeMs }));
     }
   }, CPU_POLL_MS);
-  let abortGuest: GuestFunction | undefined;
   const onAbort = (): void => {
-    abortGuest?.fire(['The call was aborted.']);
+    abortGuest.fire(['The call was aborted.']);
     setTimeout(() => { end(new CallError('aborted', 'The call was aborted.')); }, ABORT_GRACE_MS);
   };
   if (call.signal?.aborted === true) onAbort();
   else call.signal?.addEventListener('abort', onAbort, { once: true });
 
+  prepared.attach(doors);
   const work = (async (): Promise<unknown> => {
-    const context = await isolate.createContext();
-    const runtime = await compileCached(isolate, call.runtime.code, 'paddock:runtime', codeCache, `runtime:${call.runtime.hash}`);
-    await runtime.run(context, { timeout: limits.wallTimeMs });
-    await installDoors(context, doors);
-    await context.eval('__paddock_boot()', { timeout: limits.wallTimeMs });
-    settle = await takeGuestFunction(context, '__paddock_settle');
-    const invoke = await takeGuestFunction(context, '__paddock_invoke');
-    abortGuest = await takeGuestFunction(context, '__paddock_abort');
     const bundle = await compileCached(isolate, call.bundle.code, call.bundle.filename, codeCache, `bundle:${call.bundle.hash}`);
     await bundle.run(context, { timeout: limits.wallTimeMs });
     return invoke.call([call.input]);
@@ -162,15 +159,15 @@ export async function runInIsolate(call: IsolateCall): Promise<IsolateOutcome> {
 
   try {
     const raced = await Promise.race([work.then((value) => ({ value })), endedEarly.then((error) => ({ error }))]);
-    if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate) };
+    if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate, baselineCpuNs) };
     const outcome = interpretGuestValue(raced.value);
     if (outcome.ok) countOutput(Buffer.byteLength(JSON.stringify(outcome.value)), 'the result');
     // A limit may have been crossed while the result was on its way out (output, or a timer that fired).
     const late = endedWith();
-    if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate) };
-    return { ...outcome, cpuMs: cpuMs(isolate) };
+    if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate, baselineCpuNs) };
+    return { ...outcome, cpuMs: cpuMs(isolate, baselineCpuNs) };
   } catch (error) {
-    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate) };
+    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate, baselineCpuNs) };
   } finally {
     clearTimeout(wallTimer);
     clearInterval(cpuTimer);
@@ -189,9 +186,9 @@ function lookup(table: object, op: string): ((...args: never[]) => unknown) | un
   return typeof value === 'function' ? (value as (...args: never[]) => unknown) : undefined;
 }
 
-function cpuMs(isolate: ivm.Isolate): number {
+function cpuMs(isolate: ivm.Isolate, baselineNs: bigint): number {
   try {
-    return Number(isolate.cpuTime / 1000n) / 1000;
+    return Number((isolate.cpuTime - baselineNs) / 1000n) / 1000;
   } catch {
     return 0;
   }

@@ -12,6 +12,8 @@ export interface WorkerPoolOptions {
   size?: number;
   /** Calls one worker runs at once (each isolate has its own thread). @defaultValue 4 */
   callsPerWorker?: number;
+  /** Prepared isolates each worker keeps ready for calls with this heap size. @defaultValue 64 MiB, 2 */
+  warm?: { heapMiB: number; count: number };
   /** Resident memory ceiling per worker, in MiB; above it the worker is killed and replaced. @defaultValue 1024 */
   rssLimitMiB?: number;
   /** How long past a call's wall limit its worker may stay silent before it is killed. @defaultValue 2000 */
@@ -74,6 +76,7 @@ export class WorkerPool {
       callsPerWorker: 4,
       rssLimitMiB: 1024,
       killGraceMs: 2000,
+      warm: { heapMiB: 64, count: 2 },
       workerEntry: DEFAULT_ENTRY,
       ...options,
     };
@@ -230,7 +233,7 @@ export class WorkerPool {
         this.#dispatch();
       }
     });
-    this.#send(worker, { type: 'init', runtime: this.#options.runtime });
+    this.#send(worker, { type: 'init', runtime: this.#options.runtime, warm: this.#options.warm });
     if (child.pid !== undefined) this.#options.onEvent?.({ type: 'worker-started', pid: child.pid });
     return worker;
   }

@@ -3,6 +3,7 @@
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
+import { WarmIsolates } from '../host/prepared-isolate.ts';
 import { runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
 import { bindHandlers } from './bind-handlers.ts';
@@ -18,6 +19,7 @@ const send = (message: FromWorker): void => {
 };
 
 let runtime: { code: string; hash: string } | undefined;
+let warm: WarmIsolates | undefined;
 const running = new Map<number, AbortController>();
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
@@ -37,7 +39,7 @@ async function runCall(id: number, request: CallRequest): Promise<void> {
       signal: controller.signal,
       onUpdate: (text) => { send({ type: 'update', id, text }); },
       onLog: (level, text) => { send({ type: 'log', id, level, text }); },
-    });
+    }, warm?.take(request.limits.heapMiB, runtime.hash));
     send({
       type: 'result', id,
       reply: outcome.ok
@@ -54,6 +56,8 @@ process.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'init':
       runtime = message.runtime;
+      warm?.close();
+      if (message.warm.count > 0) warm = new WarmIsolates(message.runtime, message.warm.heapMiB, message.warm.count);
       send({ type: 'ready' });
       break;
     case 'call':

@@ -36,7 +36,7 @@ export type CallReply =
 
 /** Coordinator -> worker. */
 export type ToWorker =
-  | { type: 'init'; runtime: { code: string; hash: string } }
+  | { type: 'init'; runtime: { code: string; hash: string }; warm: { heapMiB: number; count: number } }
   | { type: 'call'; id: number; request: CallRequest }
   | { type: 'abort'; id: number };
 

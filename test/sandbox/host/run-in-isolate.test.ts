@@ -2,7 +2,8 @@
  * Pins: every call runs in a fresh isolate and every way a call can end (value, thrown error, CPU
  * or wall time, heap, output, abort) ends only that call, with its own error kind.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { WarmIsolates, prepareIsolate } from '../../../sandbox/host/prepared-isolate.ts';
 import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
 import { runInIsolate } from '../../../sandbox/host/run-in-isolate.ts';
 import type { IsolateCall } from '../../../sandbox/host/run-in-isolate.ts';
@@ -89,5 +90,36 @@ describe('runInIsolate', () => {
   it('refuses unknown host operations without exposing the host', async () => {
     const outcome = await run('try { hostSync("spawn", {}); } catch (e) { return e.message; } return "no";');
     expect(outcome).toMatchObject({ ok: true, value: { content: 'Unknown host operation "spawn".' } });
+  });
+});
+
+describe('runInIsolate with a prepared (warm) isolate', () => {
+  it('runs the call and refuses a second one on the same isolate', async () => {
+    const limits = resolveLimits(DEFAULT_LIMITS, {});
+    const prepared = await prepareIsolate(FAKE_RUNTIME, limits.heapMiB);
+    const call: IsolateCall = {
+      runtime: FAKE_RUNTIME, bundle: fakeBundle('return "warm";'), input: { kind: 'tool', params: {}, callId: 'w', sessionId: null },
+      limits, handlers: { async: {}, sync: {} },
+    };
+    expect(await runInIsolate(call, prepared)).toMatchObject({ ok: true, value: { content: 'warm' } });
+    expect(prepared.isolate.isDisposed).toBe(true);
+    expect(() => { prepared.attach({ request: () => 0, call: () => ({ ok: true, value: null }), cancel: () => undefined }); }).toThrow(/exactly one call/);
+  });
+
+  it('hands out each warm isolate once and refills', async () => {
+    const warm = new WarmIsolates(FAKE_RUNTIME, 64, 2);
+    try {
+      await vi.waitFor(() => { expect(warm.take(64, FAKE_RUNTIME.hash)).toBeDefined(); });
+      expect(warm.take(32, FAKE_RUNTIME.hash)).toBeUndefined();
+      expect(warm.take(64, 'another-runtime')).toBeUndefined();
+      const seen = new Set<unknown>();
+      await vi.waitFor(() => {
+        const prepared = warm.take(64, FAKE_RUNTIME.hash);
+        if (prepared !== undefined) seen.add(prepared);
+        expect(seen.size).toBe(2);
+      });
+    } finally {
+      warm.close();
+    }
   });
 });

@@ -1,0 +1,105 @@
+import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from './transfer.ts';
+import type { Doors, GuestFunction } from './transfer.ts';
+
+/**
+ * An isolate with the guest runtime booted and its doors installed, but no call attached yet. The
+ * doors forward to whichever call is attached, exactly once: a prepared isolate serves one call and
+ * is then disposed, never reused.
+ */
+export interface PreparedIsolate {
+  readonly isolate: ivm.Isolate;
+  readonly context: ivm.Context;
+  readonly heapMiB: number;
+  readonly runtimeHash: string;
+  readonly settle: GuestFunction;
+  readonly invoke: GuestFunction;
+  readonly abort: GuestFunction;
+  /** CPU time spent preparing, not charged to the call. */
+  readonly baselineCpuNs: bigint;
+  attach(doors: Doors): void;
+}
+
+/** V8 code caches, by content hash: the next isolate to load the same source skips parsing and compiling. */
+export const codeCache = new Map<string, ArrayBuffer>();
+
+const PREPARE_TIMEOUT_MS = 5000;
+
+export async function prepareIsolate(runtime: { code: string; hash: string }, heapMiB: number): Promise<PreparedIsolate> {
+  const isolate = new ivm.Isolate({ memoryLimit: heapMiB });
+  try {
+    const context = await isolate.createContext();
+    const script = await compileCached(isolate, runtime.code, 'paddock:runtime', codeCache, `runtime:${runtime.hash}`);
+    await script.run(context, { timeout: PREPARE_TIMEOUT_MS });
+    let attached: Doors | undefined;
+    const forward: Doors = {
+      request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
+      call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
+      cancel: (id) => { attached?.cancel(id); },
+    };
+    await installDoors(context, forward);
+    await context.eval('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
+    const settle = await takeGuestFunction(context, '__paddock_settle');
+    const invoke = await takeGuestFunction(context, '__paddock_invoke');
+    const abort = await takeGuestFunction(context, '__paddock_abort');
+    let used = false;
+    return {
+      isolate, context, heapMiB, runtimeHash: runtime.hash, settle, invoke, abort,
+      baselineCpuNs: isolate.cpuTime,
+      attach(doors) {
+        if (used) throw new Error('a prepared isolate serves exactly one call');
+        used = true;
+        attached = doors;
+      },
+    };
+  } catch (error) {
+    if (!isolate.isDisposed) isolate.dispose();
+    throw error;
+  }
+}
+
+/**
+ * Keeps a few prepared isolates ready for calls with the default heap size, so a call skips isolate
+ * creation and runtime boot. Refills in the background after each take.
+ */
+export class WarmIsolates {
+  readonly #runtime: { code: string; hash: string };
+  readonly #heapMiB: number;
+  readonly #target: number;
+  readonly #ready: PreparedIsolate[] = [];
+  #filling = 0;
+  #closed = false;
+
+  constructor(runtime: { code: string; hash: string }, heapMiB: number, target: number) {
+    this.#runtime = runtime;
+    this.#heapMiB = heapMiB;
+    this.#target = target;
+    this.#refill();
+  }
+
+  /** A prepared isolate for `heapMiB`, or undefined when none is ready (the caller prepares one itself). */
+  take(heapMiB: number, runtimeHash: string): PreparedIsolate | undefined {
+    if (heapMiB !== this.#heapMiB || runtimeHash !== this.#runtime.hash) return undefined;
+    const prepared = this.#ready.shift();
+    this.#refill();
+    return prepared;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const prepared of this.#ready.splice(0)) if (!prepared.isolate.isDisposed) prepared.isolate.dispose();
+  }
+
+  #refill(): void {
+    while (!this.#closed && this.#ready.length + this.#filling < this.#target) {
+      this.#filling++;
+      prepareIsolate(this.#runtime, this.#heapMiB).then((prepared) => {
+        this.#filling--;
+        if (this.#closed) prepared.isolate.dispose();
+        else this.#ready.push(prepared);
+      }, () => {
+        // A runtime that cannot boot fails every call the same way; the cold path reports it.
+        this.#filling--;
+      });
+    }
+  }
+}
