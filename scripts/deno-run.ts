@@ -1,0 +1,81 @@
+/**
+ * Runs a Paddock tool module under real Deno, with the same params and permission flags as
+ * `paddock run`, and prints the same format: the result's content on stdout (exit 0), or
+ * `error: <ErrorName>: <message>` on stderr (exit 1). Authors use it to check both sides:
+ *
+ *   npm run deno-run -- tools/weather.ts --params '{"city":"Oslo"}' --allow-net=api.open-meteo.com
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { UsageError, denoFlags, parseRunArgs } from '../runtime/cli/run-args.ts';
+
+const DENO = path.join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
+
+/** The harness Deno runs. The tool is imported through a literal specifier, so Deno needs no read grant for it. */
+function harness(toolUrl: string, params: unknown): string {
+  return `
+const write = (stream, text) => stream.writeSync(new TextEncoder().encode(text));
+const fail = (name, message) => { write(Deno.stderr, "error: " + name + ": " + message + "\\n"); Deno.exit(1); };
+let tool;
+try {
+  tool = await import(${JSON.stringify(toolUrl)});
+} catch (error) {
+  fail(error?.name ?? "Error", error?.message ?? String(error));
+}
+if (typeof tool.default !== "function") fail("TypeError", "The module has no default export function (execute).");
+const controller = new AbortController();
+const ctx = {
+  signal: controller.signal,
+  update: (text) => { write(Deno.stderr, "update: " + String(text) + "\\n"); },
+  callId: "cli",
+  sessionId: null,
+};
+let result;
+try {
+  result = await tool.default(${JSON.stringify(params)}, ctx);
+} catch (error) {
+  fail(error?.name ?? "Error", error?.message ?? String(error));
+}
+if (typeof result === "string") {
+  write(Deno.stdout, result.endsWith("\\n") ? result : result + "\\n");
+} else if (result !== null && typeof result === "object" && typeof result.content === "string") {
+  if (result.isError === true) fail("ToolError", result.content);
+  write(Deno.stdout, result.content.endsWith("\\n") ? result.content : result.content + "\\n");
+} else {
+  fail("TypeError", "The tool returned neither a string nor a { content } object.");
+}
+`;
+}
+
+export async function denoRun(argv: readonly string[], cwd = process.cwd()): Promise<number> {
+  const args = parseRunArgs(argv);
+  const folder = await mkdtemp(path.join(tmpdir(), 'paddock-deno-'));
+  try {
+    const entry = path.join(folder, 'main.js');
+    await writeFile(entry, harness(pathToFileURL(path.resolve(cwd, args.file)).href, args.params));
+    const child = spawn(DENO, ['run', '--no-prompt', '--quiet', ...denoFlags(args.allow), entry], {
+      cwd,
+      stdio: 'inherit',
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+    });
+    return await new Promise<number>((resolve) => {
+      child.once('exit', (code) => { resolve(code ?? 1); });
+      child.once('error', (error) => {
+        process.stderr.write(`error: cannot start deno (${error.message}); run npm ci first\n`);
+        resolve(1);
+      });
+    });
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  denoRun(process.argv.slice(2)).then((code) => { process.exit(code); }, (error: unknown) => {
+    process.stderr.write(error instanceof UsageError ? `error: ${error.message}\n` : `error: ${String(error)}\n`);
+    process.exit(2);
+  });
+}
