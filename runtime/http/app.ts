@@ -13,8 +13,13 @@ import { ProblemError, problemResponse } from './problem.ts';
 import { identityRoutes } from './routes/identity.ts';
 import { systemRoutes } from './routes/system.ts';
 
-/** Request ids from clients are kept only when they are short and plain, so they are safe to log. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * Request ids from clients are kept only when they are short and plain, so they are safe to log.
+ * Hono's middleware keeps an offered id matching [\w=-] up to `limitLength` without asking the
+ * generator, so the limit is passed there too and this pattern includes those characters.
+ */
+const CLIENT_REQUEST_ID_MAX = 128;
+const CLIENT_REQUEST_ID = /^[\w.:=-]{1,128}$/;
 
 /** Turns a failed zod validation into one 400 that lists every violation with its JSON pointer. */
 export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
@@ -34,6 +39,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.use(requestId({
     headerName: 'X-Request-Id',
+    limitLength: CLIENT_REQUEST_ID_MAX,
     generator: (c) => {
       const offered = c.req.header('x-request-id');
       return offered !== undefined && CLIENT_REQUEST_ID.test(offered) ? offered : crypto.randomUUID();
