@@ -5,28 +5,21 @@
  * followed by hand and checked again, and bytes and time capped. Only GuestErrors with vetted
  * messages leave this module for failures of the request itself.
  */
-import { lookup } from 'node:dns/promises';
 import type { Client, Dispatcher } from 'undici';
 import { GuestError } from '../../errors.ts';
 import type { FetchArgs, FetchResult, HttpHeaders } from '../../protocol.ts';
-import { inspectAddress, parseIpAddress, permissionHost } from './address.ts';
-import type { AddressClass, ParsedAddress } from './address.ts';
-import {
-  abortError,
-  dnsError,
-  netNotCapable,
-  requestTooLarge,
-  responseTooLarge,
-  timeoutError,
-  transportError,
-} from './fetch-errors.ts';
+import type { ParsedAddress } from './address.ts';
+import { Interrupted, admit } from './admit.ts';
+import type { ResolveHost } from './admit.ts';
+import { abortError, requestTooLarge, responseTooLarge, timeoutError, transportError } from './fetch-errors.ts';
 import { createPinnedClient } from './pinned-client.ts';
 import { BodyDecodeFailed, BodyLimitExceeded, readCappedBody } from './read-body.ts';
 import { nextHop } from './redirect.ts';
 import type { HopRequest } from './redirect.ts';
 import { prepareRequestHeaders, withUrlCredentials } from './request-headers.ts';
-import { hopTarget, netTarget, parseFetchUrl } from './target.ts';
-import type { HopTarget } from './target.ts';
+import { hopTarget, parseFetchUrl } from './target.ts';
+
+export type { ResolveHost } from './admit.ts';
 
 export interface FetchLimits {
   /** Largest response body, counted both on the wire and decoded. */
@@ -45,9 +38,6 @@ export const DEFAULT_FETCH_LIMITS: FetchLimits = Object.freeze({
   maxRedirects: 20,
   maxRequestBytes: 10 * 1024 * 1024,
 });
-
-/** All addresses `hostname` resolves to, in resolver order. */
-export type ResolveHost = (hostname: string) => Promise<readonly string[]>;
 
 export interface GuardedFetchOptions {
   /** Throws the NotCapable GuestError (Deno's message) when the grant does not cover `hostname:port`. */
@@ -71,31 +61,10 @@ export interface GuardedFetchOptions {
   readonly userAgent?: string | undefined;
 }
 
-const systemResolveHost: ResolveHost = async (hostname) =>
-  (await lookup(hostname, { all: true, order: 'verbatim' })).map(({ address }) => address);
-
 const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 const NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
-const CLASS_WORDS: Readonly<Record<AddressClass, string>> = {
-  public: 'public',
-  loopback: 'loopback',
-  private: 'private',
-  'link-local': 'link-local',
-  cgnat: 'carrier-grade NAT',
-  multicast: 'multicast',
-  unspecified: 'unspecified',
-  broadcast: 'broadcast',
-  reserved: 'reserved',
-  documentation: 'documentation',
-  'unique-local': 'unique local',
-  metadata: 'cloud metadata',
-};
-
-/** Rejected by the deadline or the caller's signal; the top level says which. */
-class Interrupted extends Error {}
 
 function normalizeMethod(method: string): string {
   if (!METHOD_TOKEN.test(method)) throw new GuestError('TypeError', 'Method is not valid');
@@ -123,21 +92,6 @@ function firstRequest(args: FetchArgs, options: GuardedFetchOptions): HopRequest
   return { url, method, headers, body: args.body };
 }
 
-/** Rejects with Interrupted as soon as `signal` aborts, for work that cannot be cancelled (DNS). */
-function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  work.catch(() => undefined); // the loser of the race must not become an unhandled rejection
-  if (signal.aborted) return Promise.reject(new Interrupted());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(new Interrupted());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
-      signal.removeEventListener('abort', onAbort);
-    });
-  });
-}
-
 /** Read through a call so the checker does not narrow `aborted` across awaits. */
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
@@ -152,48 +106,6 @@ function rawHeaderPairs(raw: unknown): HttpHeaders {
   const pairs: HttpHeaders = [];
   for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([(flat[i] ?? '').toLowerCase(), flat[i + 1] ?? '']);
   return pairs;
-}
-
-/** Grant check, one resolution, address check; audited once per hop either way. */
-async function admit(target: HopTarget, options: GuardedFetchOptions, signal: AbortSignal): Promise<ParsedAddress[]> {
-  const audited = netTarget(target.host, target.port);
-  try {
-    options.authorize(target.host, target.port);
-  } catch (error) {
-    options.onAudit(audited, false, 'not granted');
-    throw error;
-  }
-  const addresses = target.literal === undefined ? await resolve(target, options, signal) : [target.literal];
-  for (const address of addresses) {
-    const info = inspectAddress(address.address);
-    if (info === undefined || info.class === 'public') continue;
-    const host = permissionHost(address);
-    const grantAddress = host.startsWith('[') ? address.address : host;
-    if (options.literalAddressGranted(grantAddress, target.port)) continue;
-    const embedded = info.embeddedIpv4 === undefined ? '' : ` (IPv4 ${info.embeddedIpv4})`;
-    const what = `${CLASS_WORDS[info.class]} address ${address.address}${embedded}`;
-    options.onAudit(audited, false, target.literal === undefined ? `resolves to ${what}` : what);
-    throw netNotCapable(netTarget(host, target.port));
-  }
-  options.onAudit(audited, true);
-  return addresses;
-}
-
-async function resolve(target: HopTarget, options: GuardedFetchOptions, signal: AbortSignal): Promise<ParsedAddress[]> {
-  let answers: readonly string[];
-  try {
-    answers = await untilInterrupted((options.resolveHost ?? systemResolveHost)(target.dnsName), signal);
-  } catch (error) {
-    if (error instanceof Interrupted) throw error;
-    throw dnsError(target.url, error);
-  }
-  const unique = new Map<string, ParsedAddress>();
-  for (const answer of answers) {
-    const parsed = parseIpAddress(answer);
-    if (parsed !== undefined) unique.set(parsed.address, parsed);
-  }
-  if (unique.size === 0) throw dnsError(target.url, { code: 'ENODATA' });
-  return [...unique.values()];
 }
 
 interface HopResponse {
@@ -235,8 +147,8 @@ async function readBody(request: HopRequest, response: HopResponse, options: Gua
   const contentEncoding = headers.find(([name]) => name === 'content-encoding')?.[1];
   const maxBytes = options.limits.maxResponseBytes;
   const declared = Number(headers.find(([name]) => name === 'content-length')?.[1]);
-  // A declared length over the cap fails before a byte is read, when nothing will shrink it.
-  if (contentEncoding === undefined && declared > maxBytes) throw responseTooLarge(request.url, maxBytes);
+  // Wire bytes count against the cap too, so a declared length over it can only fail: fail before reading.
+  if (declared > maxBytes) throw responseTooLarge(request.url, maxBytes);
   try {
     return await readCappedBody(data.body, contentEncoding, maxBytes);
   } catch (error) {
