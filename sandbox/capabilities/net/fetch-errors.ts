@@ -24,7 +24,7 @@ export function timeoutError(url: URL, timeoutMs: number): GuestError {
 export function responseTooLarge(url: URL, maxBytes: number): GuestError {
   return new GuestError(
     'TypeError',
-    `error reading a body from connection for url (${redactedHref(url)}): the response body exceeded the fetch body limit of ${maxBytes} bytes; the connection was closed`,
+    `error reading a body from connection: the response body of ${redactedHref(url)} exceeded the fetch body limit of ${maxBytes} bytes; the connection was closed`,
   );
 }
 
@@ -101,9 +101,7 @@ export function dnsError(url: URL, error: unknown): GuestError {
 /** Any other failure of one hop, mapped by its code only. `phase` says whether headers had arrived. */
 export function transportError(url: URL, error: unknown, phase: 'send' | 'body'): GuestError {
   const code = errorCode(error) ?? '';
-  if (phase === 'body') {
-    return new GuestError('TypeError', `error reading a body from connection for url (${redactedHref(url)})`);
-  }
+  if (phase === 'body') return new GuestError('TypeError', 'error reading a body from connection'); // Deno's words
   if (code in SOCKET_ERRORS && code !== 'ECONNRESET' && code !== 'EPIPE') {
     return sendError(url, `client error (Connect): tcp connect error: ${osError(code)}`);
   }

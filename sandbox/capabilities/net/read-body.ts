@@ -1,12 +1,13 @@
 /**
- * Reads a response body under a hard byte cap, decoding gzip/deflate/br as Deno's fetch does.
+ * Reads a response body under a hard byte cap, decoding gzip and br as Deno's fetch does (Deno 2
+ * leaves deflate and zstd bodies as sent, and so does this).
  * Both the bytes on the wire and the decoded bytes are counted, so neither a decompression bomb
  * nor an endless stream of empty gzip members gets past the cap. On overflow the pipeline is torn
  * down, which destroys the response stream and with it the socket.
  */
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants, createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { constants, createBrotliDecompress, createGunzip } from 'node:zlib';
 import type { Transform } from 'node:stream';
 
 /** The body went past the cap; reading stopped there. */
@@ -21,15 +22,13 @@ function decoderFor(contentEncoding: string | undefined): Transform | undefined 
     case 'gzip':
     case 'x-gzip':
       return createGunzip({ flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH });
-    case 'deflate':
-      return createInflate({ flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH });
     case 'br':
       return createBrotliDecompress({
         flush: constants.BROTLI_OPERATION_FLUSH,
         finishFlush: constants.BROTLI_OPERATION_FLUSH,
       });
     default:
-      return undefined; // identity, or a coding Deno would not decode either: the bytes as sent
+      return undefined; // identity, or a coding Deno does not decode either: the bytes as sent
   }
 }
 
