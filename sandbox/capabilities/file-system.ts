@@ -51,7 +51,9 @@ export const nodeFileSystem: FileSystem = {
   async readFile(path, maxBytes) {
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
-      const { size } = await handle.stat();
+      const info = await handle.stat();
+      // A folder reports a size too; reading it below fails with EISDIR, as it should.
+      const size = info.isFile() ? info.size : 0;
       if (size > maxBytes) throw new FileTooLargeError(maxBytes, size);
       // The reported size is a hint (/proc files say 0, files grow): read until EOF, at most maxBytes + 1.
       let buffer = new Uint8Array(Math.min(Math.max(size, READ_CHUNK_BYTES), maxBytes + 1));
