@@ -23,6 +23,8 @@ export interface BridgeError {
    */
   name: string;
   message: string;
+  /** Deno puts the detail of a network failure in `cause` (`TypeError: fetch failed`); rebuilt as the error's cause. */
+  cause?: { name: string; message: string };
 }
 
 export type BridgeOutcome<T = unknown> = { ok: true; value: T } | { ok: false; error: BridgeError };
