@@ -29,10 +29,13 @@ export class CallError extends Error {
  */
 export class GuestError extends Error {
   readonly guestName: string;
+  /** Rebuilt as the guest error's `cause` (Deno's fetch errors carry their detail there). */
+  readonly guestCause: { name: string; message: string } | undefined;
 
-  constructor(guestName: string, message: string) {
+  constructor(guestName: string, message: string, guestCause?: { name: string; message: string }) {
     super(message);
     this.name = new.target.name;
     this.guestName = guestName;
+    this.guestCause = guestCause;
   }
 }

@@ -231,7 +231,9 @@ function firstLine(text: string): string {
 }
 
 function toBridgeError(error: unknown, signal?: AbortSignal): BridgeError {
-  if (error instanceof GuestError) return { name: error.guestName, message: error.message };
+  if (error instanceof GuestError) {
+    return { name: error.guestName, message: error.message, ...(error.guestCause === undefined ? {} : { cause: error.guestCause }) };
+  }
   if (signal?.aborted === true) return { name: 'AbortError', message: 'The operation was aborted.' };
   return { name: 'Error', message: 'The host operation failed.' };
 }

@@ -35,8 +35,9 @@ export function requestTooLarge(bytes: number, maxBytes: number): GuestError {
   );
 }
 
+/** Deno: `TypeError: fetch failed`, with the detail in an Error `cause`. */
 function sendError(url: URL, detail: string): GuestError {
-  return new GuestError('TypeError', `error sending request for url (${redactedHref(url)}): ${detail}`);
+  return new GuestError('TypeError', 'fetch failed', { name: 'Error', message: `error sending request for url (${redactedHref(url)}): ${detail}` });
 }
 
 // strerror(3) texts, as Rust prints them in "(os error N)" messages.

@@ -106,7 +106,8 @@ describe('https through the pinned connection', () => {
     const options = fetchOptions(grant(), { resolveHost: toLoopback });
     expect(await guestErrorOf(guardedFetch(get(`https://paddock.test:${tls.port}/`), options))).toEqual({
       name: 'TypeError',
-      message: `error sending request for url (https://paddock.test:${tls.port}/): client error (Connect): invalid peer certificate: UnknownIssuer`,
+      message: 'fetch failed',
+      cause: { name: 'Error', message: `error sending request for url (https://paddock.test:${tls.port}/): client error (Connect): invalid peer certificate: UnknownIssuer` },
     });
   });
 
@@ -114,7 +115,8 @@ describe('https through the pinned connection', () => {
     const options = fetchOptions(grant(), { resolveHost: toLoopback, caCertificates: [TEST_CA] });
     expect(await guestErrorOf(guardedFetch(get(`https://other.test:${tls.port}/`), options))).toEqual({
       name: 'TypeError',
-      message: `error sending request for url (https://other.test:${tls.port}/): client error (Connect): invalid peer certificate: certificate not valid for name "other.test"`,
+      message: 'fetch failed',
+      cause: { name: 'Error', message: `error sending request for url (https://other.test:${tls.port}/): client error (Connect): invalid peer certificate: certificate not valid for name "other.test"` },
     });
   });
 });

@@ -164,11 +164,13 @@ export function text(body: Uint8Array): string {
 }
 
 /** The GuestError a promise rejects with, as the guest would see it. */
-export async function guestErrorOf(promise: Promise<unknown>): Promise<{ name: string; message: string }> {
+export async function guestErrorOf(promise: Promise<unknown>): Promise<{ name: string; message: string; cause?: { name: string; message: string } }> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof GuestError) return { name: error.guestName, message: error.message };
+    if (error instanceof GuestError) {
+      return { name: error.guestName, message: error.message, ...(error.guestCause === undefined ? {} : { cause: error.guestCause }) };
+    }
     throw error;
   }
   throw new Error('expected the fetch to fail');
