@@ -119,6 +119,7 @@ function normalizeValue(
 
 function resolvePathEntry(entry: string, cwd: string, resolvePath: (cwd: string, entry: string) => string): string {
   if (entry === '') throw new InvalidGrantError('Empty path is not allowed');
+  if (entry.includes('\0')) throw new InvalidGrantError('file name contained an unexpected NUL byte');
   return resolvePath(cwd, entry);
 }
 
@@ -140,12 +141,15 @@ export function netDescriptorsOf(list: readonly string[]): readonly NetDescripto
 
 const parsedNetLists = new WeakMap<readonly string[], readonly NetDescriptor[]>();
 
+/** Drops duplicates and entries another entry already includes (of two equivalent ones, the first stays). */
 export function minimizeNet(entries: readonly string[]): string[] {
   const unique = [...new Set(entries)];
   const parsed = unique.map((entry) => parseNetDescriptor(entry, 'list'));
+  const redundant = (self: NetDescriptor, index: number) => parsed.some((other, otherIndex) =>
+    otherIndex !== index && netIncludes(other, self) && (otherIndex < index || !netIncludes(self, other)));
   return unique.filter((_entry, index) => {
     const self = parsed[index];
-    return self !== undefined && !parsed.some((other, otherIndex) => otherIndex !== index && netIncludes(other, self) && !(netIncludes(self, other) && otherIndex > index));
+    return self !== undefined && !redundant(self, index);
   });
 }
 

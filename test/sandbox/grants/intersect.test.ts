@@ -120,6 +120,10 @@ describe('normalizeGrant', () => {
     });
   });
 
+  it('keeps the first of two entries that allow the same targets', () => {
+    expect(grant({ net: ['10.0.0.0/8', '10.1.2.3/8', '10.0.0.0/16'] }).net).toEqual(['10.0.0.0/8']);
+  });
+
   it('is idempotent', () => {
     const once = grant({ net: ['[::ffff:10.0.0.1]:80', '*.Example.com'], read: ['x'], env: ['A*'] });
     expect(normalizeGrant(once, lexical)).toEqual(once);
@@ -134,6 +138,7 @@ describe('normalizeGrant', () => {
     [{ net: ['ok.com', 'bad host'] }, "invalid host 'bad host': invalid char found in FQDN", 'net', 'bad host'],
     [{ read: [''] }, 'Empty path is not allowed', 'read', ''],
     [{ write: [''] }, 'Empty path is not allowed', 'write', ''],
+    [{ read: ['a\0b'] }, 'file name contained an unexpected NUL byte', 'read', 'a\0b'],
     [{ env: [''] }, 'Empty env not allowed', 'env', ''],
     [{ env: ['A=B'] }, "invalid env var name: 'A=B'", 'env', 'A=B'],
   ])('refuses %j', (input, message, permission, entry) => {
