@@ -12,7 +12,7 @@
 import type { AuditSink, CallIdentity } from '../audit.ts';
 import { GuestError } from '../errors.ts';
 import { checkPathAccess, displayPath } from '../grants/check.ts';
-import type { PathAccess, PathCheck } from '../grants/check.ts';
+import type { CheckedPath, PathAccess, PathCheck } from '../grants/check.ts';
 import type { Grant } from '../grants/grant.ts';
 import type { AsyncOps, SyncOps } from '../protocol.ts';
 import { createCallScope } from './call-scope.ts';
@@ -66,7 +66,7 @@ export function bindFs(grant: Grant, identity: CallIdentity, deps: FsCapabilityD
     denoOperation: FsOperation,
     requested: unknown,
     followFinal: boolean,
-    operation: (checked: PathCheck<Access>['path'], path: string) => Promise<Result>,
+    operation: (path: CheckedPath<Access>, requested: string) => Promise<Result>,
   ): Promise<Result> {
     scope.assertLive(op);
     if (typeof requested !== 'string') throw new GuestError('TypeError', `${op}: the path must be a string`);

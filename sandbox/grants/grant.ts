@@ -59,6 +59,9 @@ export class InvalidGrantError extends Error {
   }
 }
 
+/** Lists meet entry by entry (quadratic), and requests are untrusted: keep them small. */
+export const MAX_ENTRIES = 1000;
+
 export interface NormalizeOptions {
   /** Absolute folder that relative read/write entries resolve against. */
   readonly cwd: string;
@@ -99,6 +102,9 @@ function normalizeValue(
   if (value === false || value === undefined) return Object.freeze([]);
   if (!Array.isArray(value)) {
     throw new InvalidGrantError(`Permission "${permission}" must be true, false or a list of strings.`, permission);
+  }
+  if (value.length > MAX_ENTRIES) {
+    throw new InvalidGrantError(`Permission "${permission}" lists ${value.length} entries; at most ${MAX_ENTRIES} are allowed.`, permission);
   }
   const entries: string[] = [];
   for (const [index, entry] of (value as unknown[]).entries()) {

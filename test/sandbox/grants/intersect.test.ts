@@ -135,6 +135,7 @@ describe('normalizeGrant', () => {
     [{ run: true }, 'Unknown permission "run": Paddock grants only net, read, write and env.', 'run', undefined],
     [{ net: 'example.com' }, 'Permission "net" must be true, false or a list of strings.', 'net', undefined],
     [{ env: [42] }, 'Permission "env" entry 0 must be a string.', 'env', undefined],
+    [{ env: new Array<string>(1001).fill('A') }, 'Permission "env" lists 1001 entries; at most 1000 are allowed.', 'env', undefined],
     [{ net: ['ok.com', 'bad host'] }, "invalid host 'bad host': invalid char found in FQDN", 'net', 'bad host'],
     [{ read: [''] }, 'Empty path is not allowed', 'read', ''],
     [{ write: [''] }, 'Empty path is not allowed', 'write', ''],
