@@ -3,9 +3,7 @@ import type { SyncOps } from '../protocol.ts';
 import { hostCall } from './bridge.ts';
 import { inspect } from './inspect.ts';
 import {
-  ArrayPrototypeJoin, DateNow, JSONStringify, MapPrototypeDelete, MapPrototypeGet, MapPrototypeSet, NumberIsNaN, ObjectCreate,
-  ObjectDefineProperty, SafeMap, StringPrototypeCharCodeAt, StringPrototypeSlice, SymbolToStringTag, push,
-  BigIntPrototypeToString, StringPrototypeIndexOf,
+  ArrayPrototypeJoin, DateNow, JSONStringify, MapPrototypeDelete, MapPrototypeGet, MapPrototypeSet, NumberIsNaN, ObjectCreate, ObjectDefineProperty, SafeMap, StringPrototypeCharCodeAt, StringPrototypeSlice, SymbolToStringTag, push, BigIntPrototypeToString, StringPrototypeIndexOf, toDOMString,
 } from './primordials.ts';
 
 type Level = SyncOps['log']['args']['level'];
@@ -13,13 +11,13 @@ type Level = SyncOps['log']['args']['level'];
 function toInteger(arg: unknown): string {
   if (typeof arg === 'bigint') return `${BigIntPrototypeToString(arg)}n`;
   if (typeof arg === 'symbol') return 'NaN';
-  const n = parseInt(`${arg as string}`, 10);
-  return NumberIsNaN(n) ? 'NaN' : `${n}`;
+  const n = parseInt(toDOMString(arg), 10);
+  return NumberIsNaN(n) ? 'NaN' : toDOMString(n);
 }
 
 function toFloat(arg: unknown): string {
   if (typeof arg === 'symbol') return 'NaN';
-  return `${parseFloat(`${arg as string}`)}`;
+  return `${parseFloat(toDOMString(arg))}`;
 }
 
 function formatArg(arg: unknown): string {
@@ -48,7 +46,7 @@ export function formatLogArgs(args: readonly unknown[]): string {
       const arg = args[next];
       switch (spec) {
         case 's':
-          piece = typeof arg === 'bigint' ? `${BigIntPrototypeToString(arg)}n` : typeof arg === 'object' && arg !== null ? inspect(arg, { depth: 1 }) : typeof arg === 'symbol' ? inspect(arg) : `${arg as string}`;
+          piece = typeof arg === 'bigint' ? `${BigIntPrototypeToString(arg)}n` : typeof arg === 'object' && arg !== null ? inspect(arg, { depth: 1 }) : typeof arg === 'symbol' ? inspect(arg) : toDOMString(arg);
           break;
         case 'd': case 'i': piece = toInteger(arg); break;
         case 'f': piece = toFloat(arg); break;
@@ -132,16 +130,16 @@ export function createConsole(): Console {
     else emit('error', 'Assertion failed: ' + formatLogArgs(rest));
   });
   method('count', function count(label: unknown = 'default') {
-    const key = `${label as string}`;
+    const key = toDOMString(label);
     const value = (MapPrototypeGet(counts, key) ?? 0) + 1;
     MapPrototypeSet(counts, key, value);
     emit('info', `${key}: ${value}`);
   });
   method('countReset', function countReset(label: unknown = 'default') {
-    MapPrototypeDelete(counts, `${label as string}`);
+    MapPrototypeDelete(counts, toDOMString(label));
   });
   method('time', function time(label: unknown = 'default') {
-    const key = `${label as string}`;
+    const key = toDOMString(label);
     if (MapPrototypeGet(timers, key) !== undefined) {
       emit('warn', `Timer '${key}' already exists`);
       return;
@@ -149,7 +147,7 @@ export function createConsole(): Console {
     MapPrototypeSet(timers, key, DateNow());
   });
   const elapsed = (label: unknown, remove: boolean, extra: unknown[]): void => {
-    const key = `${label as string}`;
+    const key = toDOMString(label);
     const started = MapPrototypeGet(timers, key);
     if (started === undefined) {
       emit('warn', `Timer '${key}' does not exist`);

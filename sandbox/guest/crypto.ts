@@ -54,7 +54,7 @@ export class Crypto {
     let hex = '';
     for (let i = 0; i < 16; i++) {
       if (i === 4 || i === 6 || i === 8 || i === 10) hex += '-';
-      hex += StringPrototypePadStart(NumberPrototypeToString(bytes[i] as number, 16), 2, '0');
+      hex += StringPrototypePadStart(NumberPrototypeToString(bytes[i], 16), 2, '0');
     }
     return hex;
   }

@@ -6,8 +6,7 @@ import { abortError, denoErrors } from './errors.ts';
 import type { AbortSignal } from './events.ts';
 import { inspect, type InspectOptions } from './inspect.ts';
 import {
-  DateCtor, ObjectCreate, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, ObjectKeys, PromisePrototypeThen, PromiseReject,
-  StringPrototypeIncludes, SymbolAsyncIterator, TypeErrorCtor, withResolvers,
+  DateCtor, ObjectCreate, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, ObjectKeys, PromisePrototypeThen, PromiseReject, StringPrototypeIncludes, SymbolAsyncIterator, TypeErrorCtor, withResolvers, toDOMString, toBoolean, toNumber,
 } from './primordials.ts';
 import { URL } from './url.ts';
 
@@ -73,15 +72,15 @@ async function writeFile(path: PathLike, data: Uint8Array, options: WriteOptions
   await run('writeFile', {
     path: toPath(path),
     data: bytes,
-    append: Boolean(options.append),
-    create: options.create === undefined ? true : Boolean(options.create),
-    createNew: Boolean(options.createNew),
+    append: toBoolean(options.append),
+    create: options.create === undefined ? true : toBoolean(options.create),
+    createNew: toBoolean(options.createNew),
     mode: typeof options.mode === 'number' ? options.mode : null,
   }, options.signal);
 }
 
 async function writeTextFile(path: PathLike, data: string, options: WriteOptions = {}): Promise<void> {
-  await writeFile(path, utf8Encode(`${data}`), options);
+  await writeFile(path, utf8Encode(toDOMString(data)), options);
 }
 
 interface DirEntry { name: string; isFile: boolean; isDirectory: boolean; isSymlink: boolean }
@@ -99,7 +98,7 @@ function readDir(path: PathLike): AsyncIterable<DirEntry> {
           const entry = entries[index++] as DirEntryInfo;
           return {
             done: false,
-            value: { name: `${entry.name}`, isFile: Boolean(entry.isFile), isDirectory: Boolean(entry.isDirectory), isSymlink: Boolean(entry.isSymlink) },
+            value: { name: toDOMString(entry.name), isFile: toBoolean(entry.isFile), isDirectory: toBoolean(entry.isDirectory), isSymlink: toBoolean(entry.isSymlink) },
           };
         },
         [SymbolAsyncIterator]() { return this; },
@@ -114,10 +113,10 @@ function toDate(ms: number | null): Date | null {
 
 function fileInfo(info: FileInfo): Record<string, unknown> {
   return {
-    isFile: Boolean(info.isFile),
-    isDirectory: Boolean(info.isDirectory),
-    isSymlink: Boolean(info.isSymlink),
-    size: Number(info.size),
+    isFile: toBoolean(info.isFile),
+    isDirectory: toBoolean(info.isDirectory),
+    isSymlink: toBoolean(info.isSymlink),
+    size: toNumber(info.size),
     mtime: toDate(info.mtime),
     atime: toDate(info.atime),
     birthtime: toDate(info.birthtime),
@@ -147,15 +146,15 @@ async function lstat(path: PathLike): Promise<Record<string, unknown>> {
 }
 
 async function mkdir(path: PathLike, options: { recursive?: boolean; mode?: number } = {}): Promise<void> {
-  await run('mkdir', { path: toPath(path), recursive: Boolean(options.recursive), mode: typeof options.mode === 'number' ? options.mode : null });
+  await run('mkdir', { path: toPath(path), recursive: toBoolean(options.recursive), mode: typeof options.mode === 'number' ? options.mode : null });
 }
 
 async function remove(path: PathLike, options: { recursive?: boolean } = {}): Promise<void> {
-  await run('remove', { path: toPath(path), recursive: Boolean(options.recursive) });
+  await run('remove', { path: toPath(path), recursive: toBoolean(options.recursive) });
 }
 
 function checkEnvKey(key: unknown): string {
-  const name = `${key as string}`;
+  const name = toDOMString(key);
   if (name === '') throw new TypeErrorCtor('Key is an empty string.');
   if (StringPrototypeIncludes(name, '=') || StringPrototypeIncludes(name, '\0')) throw new TypeErrorCtor(`Key contains invalid characters: "${name}"`);
   return name;
@@ -172,7 +171,7 @@ const env = ObjectFreeze({
     return envGet(key) !== undefined;
   },
   toObject(): Record<string, string> {
-    const values = hostCall('envToObject', {});
+    const values: unknown = hostCall('envToObject', {});
     const copy: Record<string, string> = {};
     if (typeof values === 'object' && values !== null) {
       const keys = ObjectKeys(values);
@@ -194,18 +193,19 @@ const env = ObjectFreeze({
 
 const PERMISSION_NAMES = ['read', 'write', 'net', 'env', 'sys', 'run', 'ffi', 'import'];
 
-async function query(descriptor: PermissionDescriptor): Promise<{ state: string; partial: boolean; onchange: null }> {
-  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeErrorCtor('The permission descriptor must be an object.');
-  const name = `${descriptor.name}`;
+async function query(input: unknown): Promise<{ state: string; partial: boolean; onchange: null }> {
+  if (typeof input !== 'object' || input === null) throw new TypeErrorCtor('The permission descriptor must be an object.');
+  const descriptor = input as PermissionDescriptor;
+  const name = toDOMString(descriptor.name);
   let known = false;
   for (let i = 0; i < PERMISSION_NAMES.length; i++) if (PERMISSION_NAMES[i] === name) known = true;
   if (!known) throw new TypeErrorCtor(`The provided value "${name}" is not a valid permission name.`);
   const args: PermissionDescriptor = { name };
-  if (ObjectHasOwn(descriptor, 'host') && descriptor.host !== undefined) args.host = `${descriptor.host}`;
+  if (ObjectHasOwn(descriptor, 'host') && descriptor.host !== undefined) args.host = toDOMString(descriptor.host);
   if (ObjectHasOwn(descriptor, 'path') && descriptor.path !== undefined) args.path = toPath(descriptor.path);
-  if (ObjectHasOwn(descriptor, 'variable') && descriptor.variable !== undefined) args.variable = `${descriptor.variable}`;
+  if (ObjectHasOwn(descriptor, 'variable') && descriptor.variable !== undefined) args.variable = toDOMString(descriptor.variable);
   const status = await run('permissionsQuery', args);
-  return ObjectFreeze({ state: `${status.state}`, partial: Boolean(status.partial), onchange: null });
+  return ObjectFreeze({ state: toDOMString(status.state), partial: toBoolean(status.partial), onchange: null });
 }
 
 export function createDeno(): object {
@@ -223,7 +223,7 @@ export function createDeno(): object {
   define('mkdir', mkdir);
   define('remove', remove);
   define('env', env);
-  define('cwd', function cwd(): string { return `${hostCall('cwd', {})}`; });
+  define('cwd', function cwd(): string { return toDOMString(hostCall('cwd', {})); });
   define('permissions', ObjectFreeze({ query }));
   define('errors', denoErrors);
   define('inspect', (value: unknown, options: Partial<InspectOptions> = {}) => inspect(value, options));

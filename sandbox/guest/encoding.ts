@@ -1,10 +1,7 @@
 /** TextEncoder, TextDecoder (UTF-8 and UTF-16LE), atob and btoa, with Deno's error names and messages. */
 import { DOMException } from './errors.ts';
 import {
-  ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor, ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength,
-  DataViewPrototypeGetByteOffset, ObjectPrototypeToString, RangeErrorCtor, StringFromCharCode, StringPrototypeCharCodeAt,
-  StringPrototypeToLowerCase, StringPrototypeTrim, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteLength,
-  TypedArrayPrototypeGetByteOffset, TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeJoin, push,
+  ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor, ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, ObjectPrototypeToString, RangeErrorCtor, StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeToLowerCase, StringPrototypeTrim, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset, TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeJoin, push, toDOMString, toBoolean, ObjectDefineProperty,
 } from './primordials.ts';
 
 /** Builds a string from UTF-16 code units in chunks: one call over a large array would overflow the argument limit. */
@@ -62,7 +59,9 @@ export function bufferSourceBytes(input: unknown, what: string): Uint8Array {
   if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
     return new Uint8ArrayCtor(input as ArrayBuffer, 0, ArrayBufferPrototypeGetByteLength(input as ArrayBuffer));
   }
-  throw new TypeErrorCtor(`Failed to execute '${what}': Argument 1 is not an ArrayBuffer, SharedArrayBuffer, or a view on one`);
+  const error = new TypeErrorCtor(`Failed to execute '${what}': Argument 1 is not an ArrayBuffer, SharedArrayBuffer, or a view on one`);
+  ObjectDefineProperty(error, 'code', { value: 'ERR_INVALID_ARG_TYPE', writable: true, configurable: true });
+  throw error;
 }
 
 const UTF8_LABELS = ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'];
@@ -79,11 +78,11 @@ export class TextEncoder {
   get encoding(): string { return 'utf-8'; }
 
   encode(input: string = ''): Uint8Array {
-    return utf8Encode(`${input}`);
+    return utf8Encode(toDOMString(input));
   }
 
   encodeInto(source: string, destination: Uint8Array): { read: number; written: number } {
-    const text = `${source}`;
+    const text = toDOMString(source);
     const capacity = TypedArrayPrototypeGetByteLength(destination);
     let read = 0;
     let written = 0;
@@ -111,15 +110,15 @@ export class TextDecoder {
   #bomSeen = false;
 
   constructor(label: string = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } = {}) {
-    const encoding = resolveLabel(`${label}`);
+    const encoding = resolveLabel(toDOMString(label));
     if (encoding === null) {
       const error = new RangeErrorCtor(`The encoding label provided ('${label}') is invalid.`);
-      (error as { code?: string }).code = 'ERR_ENCODING_NOT_SUPPORTED';
+      ObjectDefineProperty(error, 'code', { value: 'ERR_ENCODING_NOT_SUPPORTED', writable: true, configurable: true });
       throw error;
     }
     this.#encoding = encoding;
-    this.#fatal = Boolean(options.fatal);
-    this.#ignoreBOM = Boolean(options.ignoreBOM);
+    this.#fatal = toBoolean(options.fatal);
+    this.#ignoreBOM = toBoolean(options.ignoreBOM);
   }
 
   get encoding(): string { return this.#encoding; }
@@ -127,7 +126,7 @@ export class TextDecoder {
   get ignoreBOM(): boolean { return this.#ignoreBOM; }
 
   decode(input?: unknown, options: { stream?: boolean } = {}): string {
-    const stream = Boolean(options.stream);
+    const stream = toBoolean(options.stream);
     const fresh = input === undefined ? new Uint8ArrayCtor(0) : bufferSourceBytes(input, 'decode\' on \'TextDecoder');
     let bytes = fresh;
     if (this.#pending.length > 0) {
@@ -164,8 +163,8 @@ function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fata
   while (i < length) {
     const lead = bytes[i] as number;
     if (lead < 0x80) { units[count++] = lead; i++; continue; }
-    let needed = 0;
-    let code = 0;
+    let needed: number;
+    let code: number;
     let lower = 0x80;
     let upper = 0xbf;
     if (lead >= 0xc2 && lead <= 0xdf) { needed = 1; code = lead & 0x1f; }
@@ -257,7 +256,7 @@ const BASE64_VALUES = (() => {
 })();
 
 export function btoa(data: unknown): string {
-  const text = `${data as string}`;
+  const text = toDOMString(data);
   const length = text.length;
   const bytes = new Uint8ArrayCtor(length);
   for (let i = 0; i < length; i++) {
@@ -292,7 +291,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
 
 /** The forgiving-base64 decode of the HTML standard. */
 export function atob(data: unknown): string {
-  const text = `${data as string}`;
+  const text = toDOMString(data);
   const values = new Uint8ArrayCtor(text.length);
   let length = 0;
   for (let i = 0; i < text.length; i++) {

@@ -3,7 +3,9 @@
  * BridgeError into one of them. Only a vetted name and the message cross; the stack is the guest's.
  */
 import type { BridgeError } from '../protocol.ts';
-import { ErrorCtor, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, RangeErrorCtor, TypeErrorCtor } from './primordials.ts';
+import {
+  ErrorCtor, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, RangeErrorCtor, TypeErrorCtor, toDOMString,
+} from './primordials.ts';
 
 // Legacy DOMException codes, as the Web platform defines them (0 for names without one).
 const DOM_EXCEPTION_CODES: Readonly<Record<string, number>> = ObjectFreeze({
@@ -20,8 +22,8 @@ export class DOMException extends ErrorCtor {
   readonly #code: number;
 
   constructor(message = '', name = 'Error') {
-    super(`${message}`);
-    this.#name = `${name}`;
+    super(toDOMString(message));
+    this.#name = toDOMString(name);
     this.#code = ObjectHasOwn(DOM_EXCEPTION_CODES, this.#name) ? (DOM_EXCEPTION_CODES[this.#name] ?? 0) : 0;
   }
 

@@ -1,8 +1,7 @@
 /** Event, EventTarget, CustomEvent, AbortController and AbortSignal (no DOM tree: dispatch reaches the target only). */
 import { DOMException, abortError } from './errors.ts';
 import {
-  ArrayPrototypeSlice, DateNow, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push,
-  ArrayPrototypeSplice, SymbolToStringTag,
+  ArrayPrototypeSlice, DateNow, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push, ArrayPrototypeSplice, SymbolToStringTag, toDOMString, toBoolean,
 } from './primordials.ts';
 import { setTimeout } from './timers.ts';
 import { reportUncaught } from './uncaught.ts';
@@ -12,6 +11,10 @@ let startedAt = 0;
 export function startEventClock(): void {
   startedAt = DateNow();
 }
+
+let beginDispatch: (event: Event, target: EventTarget) => void;
+let endDispatch: (event: Event) => void;
+let stoppedImmediately: (event: Event) => boolean;
 
 interface EventInitOptions { bubbles?: boolean; cancelable?: boolean; composed?: boolean }
 
@@ -36,10 +39,10 @@ export class Event {
 
   constructor(type: string, init: EventInitOptions = {}) {
     if (arguments.length === 0) throw new TypeErrorCtor("Failed to construct 'Event': 1 argument required, but only 0 present.");
-    this.#type = `${type}`;
-    this.#bubbles = Boolean(init.bubbles);
-    this.#cancelable = Boolean(init.cancelable);
-    this.#composed = Boolean(init.composed);
+    this.#type = toDOMString(type);
+    this.#bubbles = toBoolean(init.bubbles);
+    this.#cancelable = toBoolean(init.cancelable);
+    this.#composed = toBoolean(init.composed);
     this.#timeStamp = DateNow() - startedAt;
   }
 
@@ -63,30 +66,27 @@ export class Event {
   stopImmediatePropagation(): void { this.#stop = true; this.#stopImmediate = true; }
   composedPath(): EventTarget[] { return this.#dispatching && this.#currentTarget !== null ? [this.#currentTarget] : []; }
 
-  /** Internal to dispatch: the event's mutable state lives in private fields only dispatch may touch. */
-  static beginDispatch(event: Event, target: EventTarget): void {
-    if (event.#dispatching) throw new DOMException('The event is already being dispatched.', 'InvalidStateError');
-    event.#dispatching = true;
-    event.#target = target;
-    event.#currentTarget = target;
-    event.#phase = 2;
-    event.#stop = false;
-    event.#stopImmediate = false;
+  // Dispatch state lives in private fields; only dispatchEvent below may touch it.
+  static {
+    beginDispatch = (event: Event, target: EventTarget): void => {
+      if (event.#dispatching) throw new DOMException('The event is already being dispatched.', 'InvalidStateError');
+      event.#dispatching = true;
+      event.#target = target;
+      event.#currentTarget = target;
+      event.#phase = 2;
+      event.#stop = false;
+      event.#stopImmediate = false;
+    };
+    endDispatch = (event: Event): void => {
+      event.#dispatching = false;
+      event.#currentTarget = null;
+      event.#phase = 0;
+    };
+    stoppedImmediately = (event: Event): boolean => event.#stopImmediate;
   }
-
-  static endDispatch(event: Event): void {
-    event.#dispatching = false;
-    event.#currentTarget = null;
-    event.#phase = 0;
-  }
-
-  static stoppedImmediately(event: Event): boolean { return event.#stopImmediate; }
 }
 ObjectDefineProperty(Event.prototype, SymbolToStringTag, { value: 'Event', configurable: true });
 
-// beginDispatch & co. are the runtime's, not the user's.
-const { beginDispatch, endDispatch, stoppedImmediately } = Event;
-for (const name of ['beginDispatch', 'endDispatch', 'stoppedImmediately']) delete (Event as unknown as Record<string, unknown>)[name];
 
 export class CustomEvent<T = unknown> extends Event {
   readonly #detail: T | null;
@@ -104,18 +104,18 @@ type ListenerOptions = boolean | { capture?: boolean; once?: boolean; passive?: 
 export class EventTarget {
   #listeners: Registration[] = [];
 
-  addEventListener(type: string, listener: Listener | null, options: ListenerOptions = {}): void {
+  addEventListener(type: string, listener: Listener | null | undefined, options: ListenerOptions = {}): void {
     if (listener === null || listener === undefined) return;
-    const capture = typeof options === 'boolean' ? options : Boolean(options.capture);
-    const once = typeof options === 'boolean' ? false : Boolean(options.once);
+    const capture = typeof options === 'boolean' ? options : toBoolean(options.capture);
+    const once = typeof options === 'boolean' ? false : toBoolean(options.once);
     const signal = typeof options === 'boolean' ? undefined : options.signal;
     if (signal !== undefined && signal.aborted) return;
     const list = this.#listeners;
     for (let i = 0; i < list.length; i++) {
       const entry = list[i] as Registration;
-      if (entry.type === `${type}` && entry.listener === listener && entry.capture === capture) return;
+      if (entry.type === toDOMString(type) && entry.listener === listener && entry.capture === capture) return;
     }
-    const registration: Registration = { type: `${type}`, listener, capture, once, removed: false };
+    const registration: Registration = { type: toDOMString(type), listener, capture, once, removed: false };
     push(list, registration);
     if (signal !== undefined) {
       signal.addEventListener('abort', () => { this.removeEventListener(type, listener, { capture }); });
@@ -123,11 +123,11 @@ export class EventTarget {
   }
 
   removeEventListener(type: string, listener: Listener | null, options: boolean | { capture?: boolean } = {}): void {
-    const capture = typeof options === 'boolean' ? options : Boolean(options.capture);
+    const capture = typeof options === 'boolean' ? options : toBoolean(options.capture);
     const list = this.#listeners;
     for (let i = 0; i < list.length; i++) {
       const entry = list[i] as Registration;
-      if (entry.type === `${type}` && entry.listener === listener && entry.capture === capture) {
+      if (entry.type === toDOMString(type) && entry.listener === listener && entry.capture === capture) {
         entry.removed = true;
         ArrayPrototypeSplice(list, i, 1);
         return;
@@ -164,6 +164,7 @@ ObjectDefineProperty(EventTarget.prototype, SymbolToStringTag, { value: 'EventTa
 
 // AbortSignal can only be made by the runtime (the constructor throws for user code, as on the Web).
 let creatingSignal = false;
+export let signalAbort: (signal: AbortSignal, reason: unknown) => void;
 
 export class AbortSignal extends EventTarget {
   #aborted = false;
@@ -220,20 +221,20 @@ export class AbortSignal extends EventTarget {
     return signal;
   }
 
-  /** Internal: marks the signal aborted, runs its abort listeners, then aborts the signals that follow it. */
-  static signalAbort(signal: AbortSignal, reason: unknown): void {
-    if (signal.#aborted) return;
-    signal.#aborted = true;
-    signal.#reason = reason;
-    const followers = signal.#followers;
-    signal.#followers = [];
-    signal.dispatchEvent(new Event('abort'));
-    for (let i = 0; i < followers.length; i++) AbortSignal.signalAbort(followers[i] as AbortSignal, reason);
+  static {
+    // Marks the signal aborted, runs its abort listeners, then aborts the signals that follow it.
+    signalAbort = (signal: AbortSignal, reason: unknown): void => {
+      if (signal.#aborted) return;
+      signal.#aborted = true;
+      signal.#reason = reason;
+      const followers = signal.#followers;
+      signal.#followers = [];
+      signal.dispatchEvent(new Event('abort'));
+      for (let i = 0; i < followers.length; i++) signalAbort(followers[i] as AbortSignal, reason);
+    };
   }
 }
 ObjectDefineProperty(AbortSignal.prototype, SymbolToStringTag, { value: 'AbortSignal', configurable: true });
-const { signalAbort } = AbortSignal;
-delete (AbortSignal as unknown as Record<string, unknown>).signalAbort;
 
 export function createSignal(): AbortSignal {
   creatingSignal = true;
@@ -244,7 +245,6 @@ export function createSignal(): AbortSignal {
   }
 }
 
-export { signalAbort };
 
 export class AbortController {
   readonly #signal = createSignal();

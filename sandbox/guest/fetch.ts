@@ -10,10 +10,7 @@ import { AbortSignal, createSignal, signalAbort } from './events.ts';
 import { Headers, headersFromWire, headersToWire, setGuard, type HeadersInit } from './headers.ts';
 import { customInspect, type InspectFunction } from './inspect-hook.ts';
 import {
-  ArrayBufferCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectPrototypeToString, PromiseReject, PromiseResolve,
-  RangeErrorCtor, RegExpPrototypeTest, StringPrototypeIndexOf, StringPrototypeSlice, StringPrototypeToLowerCase,
-  StringPrototypeToUpperCase, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, withResolvers,
-  PromisePrototypeThen,
+  ArrayBufferCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectPrototypeToString, PromiseReject, PromiseResolve, RangeErrorCtor, RegExpPrototypeTest, StringPrototypeIndexOf, StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, withResolvers, PromisePrototypeThen, toDOMString, toBoolean, toNumber,
 } from './primordials.ts';
 import { URL, URLSearchParams, parseUrlString } from './url.ts';
 
@@ -32,7 +29,7 @@ function extractBody(init: unknown): ExtractedBody {
     return { bytes: copyBytes(bufferSourceBytes(init, 'body')), contentType: null };
   }
   // Blob, FormData and ReadableStream are not offered; anything else is stringified, as Web IDL does.
-  return { bytes: utf8Encode(`${init as string}`), contentType: 'text/plain;charset=UTF-8' };
+  return { bytes: utf8Encode(toDOMString(init)), contentType: 'text/plain;charset=UTF-8' };
 }
 
 /** Body state shared by Request and Response: bytes held once, consumed once. */
@@ -146,17 +143,17 @@ export function makeResponse(fields: ResponseFields): Response {
 export class Response {
   readonly #fields: ResponseFields;
 
-  constructor(body: BodyInit | undefined = null, init: ResponseInit = {}) {
+  constructor(body: unknown = null, init: ResponseInit = {}) {
     if (pendingResponse !== null) {
       this.#fields = pendingResponse;
       pendingResponse = null;
       return;
     }
-    const status = init.status === undefined ? 200 : Number(init.status);
+    const status = init.status === undefined ? 200 : toNumber(init.status);
     if ((status < 200 || status > 599) && status !== 101) {
       throw new RangeErrorCtor(`The status provided (${status}) is not equal to 101 and outside the range [200, 599]`);
     }
-    const statusText = init.statusText === undefined ? '' : `${init.statusText}`;
+    const statusText = init.statusText === undefined ? '' : toDOMString(init.statusText);
     if (!RegExpPrototypeTest(REASON_PHRASE, statusText)) throw new TypeErrorCtor('Status text is not valid.');
     const headers = new Headers(init.headers);
     let bytes: Uint8Array | null = null;
@@ -177,7 +174,7 @@ export class Response {
   }
 
   static redirect(url: string | URL, status = 302): Response {
-    const parsed = parseUrlString(`${url as string}`);
+    const parsed = parseUrlString(toDOMString(url));
     if (parsed === null) throw new TypeErrorCtor(`Invalid URL: '${url as string}'`);
     if (!includes(REDIRECT_STATUSES, status)) throw new RangeErrorCtor('The redirection status must be one of 301, 302, 303, 307 and 308.');
     const headers = new Headers([['location', parsed]]);
@@ -253,6 +250,8 @@ function normalizeMethod(method: string): string {
   return method;
 }
 
+let takeRequest: (request: Request) => RequestFields & { bytes: Uint8Array | null };
+
 export class Request {
   readonly #fields: RequestFields;
 
@@ -263,13 +262,13 @@ export class Request {
       base = input.#fields;
       url = base.url;
     } else {
-      const text = `${input as string}`;
+      const text = toDOMString(input);
       const parsed = parseUrlString(text);
       if (parsed === null) throw new TypeErrorCtor(`Invalid URL: '${text}'`);
       url = parsed;
     }
-    const method = init.method === undefined ? (base?.method ?? 'GET') : normalizeMethod(`${init.method}`);
-    const redirect = init.redirect ?? base?.redirect ?? 'follow';
+    const method = init.method === undefined ? (base?.method ?? 'GET') : normalizeMethod(toDOMString(init.method));
+    const redirect: unknown = init.redirect ?? base?.redirect ?? 'follow';
     if (redirect !== 'follow' && redirect !== 'manual' && redirect !== 'error') {
       throw new TypeErrorCtor(`Failed to construct 'Request': The provided value '${redirect as string}' is not a valid enum value of type RequestRedirect.`);
     }
@@ -292,7 +291,7 @@ export class Request {
     setGuard(headers, 'request');
     // The request's own signal follows the given one, as the Fetch standard says.
     const signal = createSignal();
-    const follow = init.signal !== undefined ? init.signal : (base?.signal ?? null);
+    const follow: unknown = init.signal !== undefined ? init.signal : (base?.signal ?? null);
     if (follow !== null && follow !== undefined) {
       if (!(follow instanceof AbortSignal)) throw new TypeErrorCtor("Failed to construct 'Request': member signal is not of type AbortSignal.");
       if (follow.aborted) signalAbort(signal, follow.reason);
@@ -326,13 +325,15 @@ export class Request {
     return new Request(this);
   }
 
-  /** Internal: what fetch sends to the host; consumes the body. */
-  static take(request: Request): RequestFields & { bytes: Uint8Array | null } {
-    const fields = request.#fields;
-    if (fields.body.used) throw new TypeErrorCtor('Body is unusable');
-    const bytes = fields.body.bytes;
-    if (bytes !== null) fields.body.used = true;
-    return { ...fields, bytes };
+  static {
+    // What fetch sends to the host; consumes the body.
+    takeRequest = (request: Request): RequestFields & { bytes: Uint8Array | null } => {
+      const fields = request.#fields;
+      if (fields.body.used) throw new TypeErrorCtor('Body is unusable');
+      const bytes = fields.body.bytes;
+      if (bytes !== null) fields.body.used = true;
+      return { ...fields, bytes };
+    };
   }
 
   [customInspect](inspect: InspectFunction): string {
@@ -343,8 +344,6 @@ export class Request {
   }
 }
 ObjectDefineProperty(Request.prototype, SymbolToStringTag, { value: 'Request', configurable: true });
-const { take: takeRequest } = Request;
-delete (Request as unknown as Record<string, unknown>).take;
 
 function dataUrlResponse(url: string): Response {
   // data:[<mediatype>][;base64],<data>
@@ -378,12 +377,12 @@ function responseFromHost(result: FetchResult): Response {
   const bytes = result.body instanceof Uint8ArrayCtor ? result.body : new Uint8ArrayCtor(new ArrayBufferCtor(0));
   return makeResponse({
     type: 'basic',
-    url: `${result.url}`,
-    redirected: Boolean(result.redirected),
-    status: Number(result.status),
-    statusText: `${result.statusText}`,
+    url: toDOMString(result.url),
+    redirected: toBoolean(result.redirected),
+    status: toNumber(result.status),
+    statusText: toDOMString(result.statusText),
     headers: headersFromWire(result.headers, 'immutable'),
-    body: new BodyState(includes(NULL_BODY_STATUSES, Number(result.status)) ? null : bytes),
+    body: new BodyState(includes(NULL_BODY_STATUSES, toNumber(result.status)) ? null : bytes),
   });
 }
 

@@ -2,8 +2,7 @@
 import type { HttpHeaders } from '../protocol.ts';
 import { customInspect, type InspectFunction } from './inspect-hook.ts';
 import {
-  ArrayPrototypeJoin, ArrayPrototypeSplice, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, RegExpPrototypeTest,
-  StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, ReflectApply,
+  ArrayPrototypeJoin, ArrayPrototypeSplice, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, RegExpPrototypeTest, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, ReflectApply, toDOMString,
 } from './primordials.ts';
 
 export type HeadersGuard = 'none' | 'request' | 'response' | 'immutable';
@@ -41,31 +40,36 @@ const IteratorPrototype = ObjectGetPrototypeOf(ObjectGetPrototypeOf([][SymbolIte
 const HeadersIteratorPrototype = ObjectCreate(IteratorPrototype) as object;
 ObjectDefineProperty(HeadersIteratorPrototype, SymbolToStringTag, { value: 'Headers Iterator', configurable: true });
 
+export let setGuard: (headers: Headers, guard: HeadersGuard) => void;
+let headerList: (headers: Headers) => [string, string][];
+
 export class Headers {
   /** Lower-cased names, in insertion order; duplicates kept (combined on read). */
   #list: [string, string][] = [];
   #guard: HeadersGuard = 'none';
 
-  constructor(init?: HeadersInit) {
+  constructor(init?: HeadersInit | null) {
     if (init !== undefined && init !== null) fillHeaders(this, init);
   }
 
-  static setGuard(headers: Headers, guard: HeadersGuard): void { headers.#guard = guard; }
-  static list(headers: Headers): [string, string][] { return headers.#list; }
+  static {
+    setGuard = (headers: Headers, guard: HeadersGuard): void => { headers.#guard = guard; };
+    headerList = (headers: Headers): [string, string][] => headers.#list;
+  }
 
   #checkMutable(): void {
     if (this.#guard === 'immutable') throw new TypeErrorCtor('Headers are immutable.');
   }
 
   append(name: string, value: string): void {
-    const key = checkName(`${name}`);
-    const checked = checkValue(`${value}`);
+    const key = checkName(toDOMString(name));
+    const checked = checkValue(toDOMString(value));
     this.#checkMutable();
     push(this.#list, [key, checked]);
   }
 
   delete(name: string): void {
-    const key = checkName(`${name}`);
+    const key = checkName(toDOMString(name));
     this.#checkMutable();
     for (let i = 0; i < this.#list.length;) {
       if ((this.#list[i] as [string, string])[0] === key) ArrayPrototypeSplice(this.#list, i, 1);
@@ -74,7 +78,7 @@ export class Headers {
   }
 
   get(name: string): string | null {
-    const key = checkName(`${name}`);
+    const key = checkName(toDOMString(name));
     const values: string[] = [];
     for (let i = 0; i < this.#list.length; i++) {
       const pair = this.#list[i] as [string, string];
@@ -93,14 +97,14 @@ export class Headers {
   }
 
   has(name: string): boolean {
-    const key = checkName(`${name}`);
+    const key = checkName(toDOMString(name));
     for (let i = 0; i < this.#list.length; i++) if ((this.#list[i] as [string, string])[0] === key) return true;
     return false;
   }
 
   set(name: string, value: string): void {
-    const key = checkName(`${name}`);
-    const checked = checkValue(`${value}`);
+    const key = checkName(toDOMString(name));
+    const checked = checkValue(toDOMString(value));
     this.#checkMutable();
     let found = false;
     for (let i = 0; i < this.#list.length;) {
@@ -152,10 +156,6 @@ export class Headers {
   }
 }
 ObjectDefineProperty(Headers.prototype, SymbolToStringTag, { value: 'Headers', configurable: true });
-const { setGuard, list: headerList } = Headers;
-delete (Headers as unknown as Record<string, unknown>).setGuard;
-delete (Headers as unknown as Record<string, unknown>).list;
-export { setGuard };
 
 /** The sort-and-combine of the Fetch standard: set-cookie values stay separate. */
 function sortedEntries(list: [string, string][]): [string, string][] {
@@ -203,14 +203,14 @@ export function fillHeaders(headers: Headers, init: HeadersInit): void {
       if (typeof pair !== 'object' || pair === null) throw new TypeErrorCtor('Headers init pairs must be sequences.');
       for (const item of pair as Iterable<unknown>) push(items, item);
       if (items.length !== 2) throw new TypeErrorCtor('Invalid header: a header pair must have exactly two items.');
-      headers.append(`${items[0] as string}`, `${items[1] as string}`);
+      headers.append(toDOMString(items[0]), toDOMString(items[1]));
     }
     return;
   }
   const keys = ObjectKeys(init);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    headers.append(key, `${(init as Record<string, string>)[key] as string}`);
+    headers.append(key, toDOMString((init as Record<string, string>)[key]));
   }
 }
 
@@ -232,7 +232,7 @@ export function headersFromWire(wire: unknown, guard: HeadersGuard): Headers {
       const pair = wire[i] as unknown;
       if (!Array.isArray(pair) || pair.length !== 2) continue;
       try {
-        headers.append(`${pair[0] as string}`, `${pair[1] as string}`);
+        headers.append(toDOMString(pair[0]), toDOMString(pair[1]));
       } catch {
         // A header the host accepted but the Headers class would not: drop it rather than fail the response.
       }

@@ -5,15 +5,7 @@
  */
 import { customInspect } from './inspect-hook.ts';
 import {
-  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayIsArray, ArrayPrototypeJoin, BigIntPrototypeToString,
-  BooleanPrototypeValueOf, DatePrototypeGetTime, DatePrototypeToISOString, FunctionPrototypeToString, MapPrototypeForEach,
-  MapPrototypeGetSize, MathFloor, MathMax, MathMin, NumberIsNaN, NumberPrototypeToString, NumberPrototypeValueOf,
-  ObjectGetOwnPropertyNames, ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectIs, ObjectKeys, ObjectPrototypePropertyIsEnumerable,
-  ObjectPrototypeToString, ReflectApply, ReflectGetOwnPropertyDescriptor, RegExpPrototypeExec, RegExpPrototypeGetFlags,
-  RegExpPrototypeGetSource, RegExpPrototypeTest, SetPrototypeForEach, SetPrototypeGetSize, StringPrototypeCharCodeAt,
-  StringPrototypeIncludes, StringPrototypePadStart, StringPrototypeRepeat, StringPrototypeSlice, StringPrototypeStartsWith,
-  StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, push,
-  StringPrototypeIndexOf, ErrorCtor, SafeMap, MapPrototypeGet, MapPrototypeSet,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayIsArray, ArrayPrototypeJoin, BigIntPrototypeToString, BooleanPrototypeValueOf, DatePrototypeGetTime, DatePrototypeToISOString, FunctionPrototypeToString, MapPrototypeForEach, MapPrototypeGetSize, MathFloor, MathMax, MathMin, NumberIsNaN, NumberPrototypeToString, NumberPrototypeValueOf, ObjectGetOwnPropertyNames, ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectIs, ObjectKeys, ObjectPrototypePropertyIsEnumerable, ObjectPrototypeToString, ReflectApply, ReflectGetOwnPropertyDescriptor, RegExpPrototypeExec, RegExpPrototypeGetFlags, RegExpPrototypeGetSource, RegExpPrototypeTest, SetPrototypeForEach, SetPrototypeGetSize, StringPrototypeCharCodeAt, StringPrototypeIncludes, StringPrototypePadStart, StringPrototypeRepeat, StringPrototypeSlice, StringPrototypeStartsWith, StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, push, StringPrototypeIndexOf, ErrorCtor, SafeMap, MapPrototypeGet, MapPrototypeSet, toDOMString, SymbolPrototypeValueOf, BigIntPrototypeValueOf,
 } from './primordials.ts';
 
 export interface InspectOptions {
@@ -56,7 +48,7 @@ export function inspect(value: unknown, options: Partial<InspectOptions> = {}): 
     indentationLvl: 0,
     currentDepth: 0,
   };
-  return formatValue(ctx, value, 0, false);
+  return formatValue(ctx, value, 0);
 }
 
 function escapeControl(text: string): string {
@@ -95,7 +87,7 @@ export function quoteString(text: string): string {
 }
 
 function formatNumber(value: number): string {
-  return ObjectIs(value, -0) ? '-0' : `${value}`;
+  return ObjectIs(value, -0) ? '-0' : toDOMString(value);
 }
 
 function formatPrimitive(ctx: Context, value: unknown): string {
@@ -122,14 +114,14 @@ function formatKey(key: string | symbol): string {
 function constructorName(value: object): string | null {
   let proto: unknown = value;
   while (proto !== null && proto !== undefined) {
-    const descriptor = ReflectGetOwnPropertyDescriptor(proto as object, 'constructor');
+    const descriptor = ReflectGetOwnPropertyDescriptor(proto, 'constructor');
     const ctor: unknown = descriptor?.value;
     if (typeof ctor === 'function') {
       const nameDescriptor = ReflectGetOwnPropertyDescriptor(ctor, 'name');
       const name: unknown = nameDescriptor?.value;
       if (typeof name === 'string' && name !== '') return name;
     }
-    proto = ObjectGetPrototypeOf(proto as object);
+    proto = ObjectGetPrototypeOf(proto);
   }
   return null;
 }
@@ -144,10 +136,10 @@ function getPrefix(name: string | null, tag: string, fallback: string, size?: st
   return `${name}${sizeText} `;
 }
 
-function functionBase(value: Function, name: string | null): string {
+function functionBase(value: (...args: never[]) => unknown, name: string | null): string {
   const source = FunctionPrototypeToString(value);
   const nameDescriptor = ReflectGetOwnPropertyDescriptor(value, 'name');
-  const fnName = typeof nameDescriptor?.value === 'string' ? (nameDescriptor.value as string) : '';
+  const fnName = typeof nameDescriptor?.value === 'string' ? (nameDescriptor.value) : '';
   if (RegExpPrototypeTest(/^class\b/, source)) {
     return `[class ${fnName === '' ? '(anonymous)' : fnName}]`;
   }
@@ -183,7 +175,7 @@ function formatError(value: Error): string {
   return header;
 }
 
-function formatValue(ctx: Context, value: unknown, recurseTimes: number, typedArray: boolean): string {
+function formatValue(ctx: Context, value: unknown, recurseTimes: number): string {
   if (typeof value !== 'object' && typeof value !== 'function') return formatPrimitive(ctx, value);
   if (value === null) return 'null';
 
@@ -197,13 +189,13 @@ function formatValue(ctx: Context, value: unknown, recurseTimes: number, typedAr
   if (typeof custom === 'function' && recurseTimes <= ctx.depth) {
     const nested = (inner: unknown): string => {
       const saved = ctx.indentationLvl;
-      const result = formatValue(ctx, inner, recurseTimes + 1, false);
+      const result = formatValue(ctx, inner, recurseTimes + 1);
       ctx.indentationLvl = saved;
       return result;
     };
     const result: unknown = ReflectApply(custom, value, [nested, { depth: ctx.depth - recurseTimes }]);
     if (typeof result === 'string') return result;
-    if (result !== value) return formatValue(ctx, result, recurseTimes, false);
+    if (result !== value) return formatValue(ctx, result, recurseTimes);
   }
 
   for (let i = 0; i < ctx.seen.length; i++) {
@@ -216,13 +208,13 @@ function formatValue(ctx: Context, value: unknown, recurseTimes: number, typedAr
       return `[Circular *${index}]`;
     }
   }
-  return formatRaw(ctx, value, recurseTimes, typedArray);
+  return formatRaw(ctx, value, recurseTimes);
 }
 
 const kObjectType = 0;
 const kArrayExtrasType = 1;
 
-function formatRaw(ctx: Context, value: object, recurseTimes: number, typedArray: boolean): string {
+function formatRaw(ctx: Context, value: object, recurseTimes: number): string {
   const name = constructorName(value);
   const tagDescriptor = (() => {
     try {
@@ -279,14 +271,14 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number, typedArray
     if (objectTag === '[object Object]' && name === 'Object' && tag === '') {
       if (keys.length === 0) return '{}';
     } else if (typeof value === 'function') {
-      base = functionBase(value, name);
+      base = functionBase(value as (...args: never[]) => unknown, name);
       if (keys.length === 0) return base;
     } else if (objectTag === '[object RegExp]') {
       base = `/${RegExpPrototypeGetSource(value as RegExp)}/${RegExpPrototypeGetFlags(value as RegExp)}`;
       if (keys.length === 0) return base;
     } else if (objectTag === '[object Date]') {
-      const time = DatePrototypeGetTime(value as Date);
-      base = NumberIsNaN(time) ? 'Invalid Date' : DatePrototypeToISOString(value as Date);
+      const time = DatePrototypeGetTime(value);
+      base = NumberIsNaN(time) ? 'Invalid Date' : DatePrototypeToISOString(value);
       if (keys.length === 0) return base;
     } else if (objectTag === '[object Error]' || value instanceof ErrorCtor) {
       base = formatError(value as Error);
@@ -296,7 +288,7 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number, typedArray
       const length = ArrayBufferPrototypeGetByteLength(value as ArrayBuffer);
       const bytes = new Uint8Array(value as ArrayBuffer, 0, MathMin(length, 50));
       let hex = '';
-      for (let i = 0; i < bytes.length; i++) hex += (i > 0 ? ' ' : '') + StringPrototypePadStart(NumberPrototypeToString(bytes[i] as number, 16), 2, '0');
+      for (let i = 0; i < bytes.length; i++) hex += (i > 0 ? ' ' : '') + StringPrototypePadStart(NumberPrototypeToString(bytes[i], 16), 2, '0');
       if (length > 50) hex += ` ... ${length - 50} more byte${length - 50 > 1 ? 's' : ''}`;
       const prefix = getPrefix(name, tag, 'ArrayBuffer');
       return `${prefix}{ [Uint8Contents]: <${hex}>, byteLength: ${length} }`;
@@ -305,17 +297,17 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number, typedArray
     } else if (objectTag === '[object WeakMap]' || objectTag === '[object WeakSet]') {
       return `${getPrefix(name, tag, StringPrototypeSlice(objectTag, 8, -1))}{ <items unknown> }`;
     } else if (objectTag === '[object Number]') {
-      base = `[Number: ${formatNumber(NumberPrototypeValueOf(value as unknown as number))}]`;
+      base = `[Number: ${formatNumber(NumberPrototypeValueOf(value))}]`;
       if (keys.length === 0) return base;
     } else if (objectTag === '[object String]') {
-      base = `[String: ${quoteString(StringPrototypeValueOf(value as unknown as string))}]`;
+      base = `[String: ${quoteString(StringPrototypeValueOf(value))}]`;
       keys = filterKeys(keys, (key) => typeof key !== 'string' || (!RegExpPrototypeTest(/^\d+$/, key) && key !== 'length'));
       if (keys.length === 0) return base;
     } else if (objectTag === '[object Boolean]') {
-      base = `[Boolean: ${BooleanPrototypeValueOf(value as unknown as boolean) ? 'true' : 'false'}]`;
+      base = `[Boolean: ${BooleanPrototypeValueOf(value) ? 'true' : 'false'}]`;
       if (keys.length === 0) return base;
     } else if (objectTag === '[object Symbol]' || objectTag === '[object BigInt]') {
-      base = `[${StringPrototypeSlice(objectTag, 8, -1)}: ${formatPrimitive(ctx, ReflectApply((value as { valueOf(): unknown }).valueOf, value, []))}]`;
+      base = `[${StringPrototypeSlice(objectTag, 8, -1)}: ${formatPrimitive(ctx, objectTag === '[object Symbol]' ? SymbolPrototypeValueOf(value) : BigIntPrototypeValueOf(value))}]`;
       if (keys.length === 0) return base;
     } else {
       if (keys.length === 0) return `${getPrefix(name, tag, 'Object')}{}`;
@@ -346,7 +338,6 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number, typedArray
     if (base === '') braces[0] = `${reference} ${braces[0]}`;
     else base = `${reference} ${base}`;
   }
-  void typedArray;
   return reduceToSingleString(ctx, output, base, braces, extrasType, recurseTimes, value);
 }
 
@@ -374,7 +365,7 @@ function formatProperty(ctx: Context, value: object, recurseTimes: number, key: 
   let str: string;
   if (descriptor.value !== undefined || !('get' in descriptor || 'set' in descriptor)) {
     ctx.indentationLvl += 2;
-    str = formatValue(ctx, descriptor.value, recurseTimes, false);
+    str = formatValue(ctx, descriptor.value, recurseTimes);
     ctx.indentationLvl -= 2;
   } else if (descriptor.get !== undefined) {
     str = descriptor.set !== undefined ? '[Getter/Setter]' : '[Getter]';
@@ -398,13 +389,13 @@ function formatArray(ctx: Context, value: unknown[], recurseTimes: number): stri
   };
   let i = 0;
   for (; i < length && output.length < shown; i++) {
-    const descriptor = ReflectGetOwnPropertyDescriptor(value, `${i}`);
+    const descriptor = ReflectGetOwnPropertyDescriptor(value, toDOMString(i));
     if (descriptor === undefined) {
       holes++;
       continue;
     }
     flushHoles();
-    push(output, formatProperty(ctx, value, recurseTimes, `${i}`, kArrayExtrasType));
+    push(output, formatProperty(ctx, value, recurseTimes, toDOMString(i), kArrayExtrasType));
   }
   flushHoles();
   const remaining = length - i;
@@ -428,7 +419,7 @@ function formatTypedArray(ctx: Context, value: ArrayBufferView, _recurseTimes: n
 function formatSet(ctx: Context, value: Set<unknown>, recurseTimes: number): string[] {
   const output: string[] = [];
   ctx.indentationLvl += 2;
-  SetPrototypeForEach(value, (item) => { push(output, formatValue(ctx, item, recurseTimes, false)); });
+  SetPrototypeForEach(value, (item) => { push(output, formatValue(ctx, item, recurseTimes)); });
   ctx.indentationLvl -= 2;
   return output;
 }
@@ -437,7 +428,7 @@ function formatMap(ctx: Context, value: Map<unknown, unknown>, recurseTimes: num
   const output: string[] = [];
   ctx.indentationLvl += 2;
   MapPrototypeForEach(value, (item, key) => {
-    push(output, `${formatValue(ctx, key, recurseTimes, false)} => ${formatValue(ctx, item, recurseTimes, false)}`);
+    push(output, `${formatValue(ctx, key, recurseTimes)} => ${formatValue(ctx, item, recurseTimes)}`);
   });
   ctx.indentationLvl -= 2;
   return output;
@@ -521,7 +512,7 @@ function groupArrayElements(ctx: Context, output: string[], value: unknown[] | u
       }
       if (padStart) {
         const padding = (maxLineLength[j - i] as number) - separatorSpace;
-        str += StringPrototypePadStart(output[j] as string, padding, ' ');
+        str += StringPrototypePadStart(output[j], padding, ' ');
       } else {
         str += output[j] as string;
       }

@@ -9,8 +9,7 @@ import { cancelAllRequests, hostRequest } from './bridge.ts';
 import { DOMException } from './errors.ts';
 import { AbortController } from './events.ts';
 import {
-  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen, ReflectApply,
-  ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers,
+  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen, ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
 } from './primordials.ts';
 import { clearAllTimers } from './timers.ts';
 import { onUncaught } from './uncaught.ts';
@@ -42,9 +41,9 @@ function errorMessage(error: unknown): string {
   try {
     if (typeof error === 'object' && error !== null) {
       const message = (error as { message?: unknown }).message;
-      return typeof message === 'string' ? message : `${message as string}`;
+      return typeof message === 'string' ? message : toDOMString(message);
     }
-    return `${error as string}`;
+    return toDOMString(error);
   } catch {
     return 'An error was thrown that cannot be described.';
   }
@@ -97,7 +96,7 @@ async function runTool(params: unknown, callId: string, sessionId: string | null
   const ctx = ObjectFreeze({
     signal: controller.signal,
     update(text: string): Promise<void> {
-      const request = hostRequest('update', { text: `${text}` });
+      const request = hostRequest('update', { text: toDOMString(text) });
       return PromisePrototypeThen(request.promise, () => undefined);
     },
     callId,
@@ -130,7 +129,7 @@ export function invoke(input: unknown): Promise<InvokeOutput> {
     const kind = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
     if (kind === 'tool') {
       const { params, callId, sessionId } = input as { params: unknown; callId: unknown; sessionId: unknown };
-      work = runTool(params, `${callId as string}`, typeof sessionId === 'string' ? sessionId : null);
+      work = runTool(params, toDOMString(callId), typeof sessionId === 'string' ? sessionId : null);
     } else if (kind === 'exec') {
       work = runExec();
     } else {

@@ -10,6 +10,8 @@
  * - plain-object bookkeeping keyed by untrusted names uses `SafeMap` / null-prototype objects.
  */
 
+/* eslint-disable @typescript-eslint/unbound-method -- detaching intrinsic methods before user code runs is this file's purpose; each is called through ReflectApply with an explicit receiver. */
+
 const { apply: ReflectApply, construct: ReflectConstruct, ownKeys: ReflectOwnKeys, getPrototypeOf: ReflectGetPrototypeOf } = Reflect;
 
 // `(self, ...args)` collects args without iterating; ReflectApply reads them as an array-like.
@@ -17,11 +19,11 @@ function uncurryThis<This, Args extends unknown[], Result>(fn: (this: This, ...a
   return (self: This, ...args: Args): Result => ReflectApply(fn, self, args);
 }
 
-function getter<This, Result>(proto: object, name: PropertyKey): (self: This) => Result {
+function getter(proto: object, name: PropertyKey): (self: unknown) => unknown {
   const descriptor = Reflect.getOwnPropertyDescriptor(proto, name);
   const get = descriptor?.get;
   if (get === undefined) throw new TypeError(`no getter ${String(name)}`);
-  return (self: This): Result => ReflectApply(get, self, []) as Result;
+  return (self: unknown): unknown => ReflectApply(get, self, []);
 }
 
 export { ReflectApply, ReflectConstruct, ReflectOwnKeys, ReflectGetPrototypeOf };
@@ -48,7 +50,7 @@ export const ObjectPrototypePropertyIsEnumerable = uncurryThis(Object.prototype.
 export const FunctionPrototypeToString = uncurryThis(Function.prototype.toString);
 
 export const ArrayIsArray = Array.isArray;
-export const ArrayPrototypeJoin = uncurryThis(Array.prototype.join as (this: readonly unknown[], separator?: string) => string);
+export const ArrayPrototypeJoin = uncurryThis(Array.prototype.join);
 /** Array.prototype.slice without its species lookup (a tool may redefine Array[Symbol.species]). */
 export function ArrayPrototypeSlice<T>(self: readonly T[], start = 0, end = self.length): T[] {
   const out: T[] = [];
@@ -62,6 +64,20 @@ export function ArrayPrototypeSplice(self: unknown[], index: number, _deleteCoun
   self.length--;
 }
 export const ArrayPrototypeSort = uncurryThis(Array.prototype.sort as (this: unknown[], compare: (a: never, b: never) => number) => unknown[]);
+
+/** Web IDL's DOMString conversion (symbols throw, as `${}` would). Inputs are typed `unknown`: tools pass anything. */
+export function toDOMString(value: unknown): string {
+  if (typeof value === 'symbol') throw new TypeError('Cannot convert a Symbol value to a string');
+  return String(value);
+}
+
+export function toBoolean(value: unknown): boolean {
+  return Boolean(value);
+}
+
+export function toNumber(value: unknown): number {
+  return Number(value);
+}
 
 /** Appends without Array.prototype.push (which a tool may have replaced). */
 export function push<T>(array: T[], value: T): void {
@@ -88,8 +104,8 @@ export const StringPrototypeReplace = uncurryThis(String.prototype.replace as (t
 
 export const RegExpPrototypeTest = uncurryThis(RegExp.prototype.test);
 export const RegExpPrototypeExec = uncurryThis(RegExp.prototype.exec);
-export const RegExpPrototypeGetSource = getter<RegExp, string>(RegExp.prototype, 'source');
-export const RegExpPrototypeGetFlags = getter<RegExp, string>(RegExp.prototype, 'flags');
+export const RegExpPrototypeGetSource = getter(RegExp.prototype, 'source') as (self: RegExp) => string;
+export const RegExpPrototypeGetFlags = getter(RegExp.prototype, 'flags') as (self: RegExp) => string;
 
 export const NumberIsFinite = Number.isFinite;
 export const NumberIsInteger = Number.isInteger;
@@ -101,7 +117,9 @@ export const MathMin = Math.min;
 export const MathTrunc = Math.trunc;
 export const BigIntPrototypeToString = uncurryThis(BigInt.prototype.toString);
 export const SymbolPrototypeToString = uncurryThis(Symbol.prototype.toString);
-export const SymbolPrototypeGetDescription = getter<symbol, string | undefined>(Symbol.prototype, 'description');
+export const SymbolPrototypeValueOf = uncurryThis(Symbol.prototype.valueOf);
+export const BigIntPrototypeValueOf = uncurryThis(BigInt.prototype.valueOf);
+export const SymbolPrototypeGetDescription = getter(Symbol.prototype, 'description') as (self: symbol) => string | undefined;
 export const SymbolIterator: typeof Symbol.iterator = Symbol.iterator;
 export const SymbolAsyncIterator: typeof Symbol.asyncIterator = Symbol.asyncIterator;
 export const SymbolToStringTag: typeof Symbol.toStringTag = Symbol.toStringTag;
@@ -111,7 +129,8 @@ export const StringPrototypeValueOf = uncurryThis(String.prototype.valueOf);
 export const NumberPrototypeValueOf = uncurryThis(Number.prototype.valueOf);
 
 export const JSONParse = JSON.parse;
-export const JSONStringify = JSON.stringify;
+// Typed honestly: stringify returns undefined for undefined, functions and symbols.
+export const JSONStringify = JSON.stringify as (value: unknown) => string | undefined;
 
 export const DatePrototypeGetTime = uncurryThis(Date.prototype.getTime);
 export const DatePrototypeToISOString = uncurryThis(Date.prototype.toISOString);
@@ -130,25 +149,25 @@ export const MapPrototypeHas = uncurryThis(Map.prototype.has as (this: Map<unkno
 export const MapPrototypeDelete = uncurryThis(Map.prototype.delete as (this: Map<unknown, unknown>, key: unknown) => boolean) as <K, V>(self: Map<K, V>, key: K) => boolean;
 export const MapPrototypeForEach = uncurryThis(Map.prototype.forEach as (this: Map<unknown, unknown>, fn: (value: unknown, key: unknown) => void) => void) as
   <K, V>(self: Map<K, V>, fn: (value: V, key: K) => void) => void;
-export const MapPrototypeClear = uncurryThis(Map.prototype.clear as (this: Map<unknown, unknown>) => void) as <K, V>(self: Map<K, V>) => void;
-export const MapPrototypeGetSize = getter<Map<unknown, unknown>, number>(Map.prototype, 'size');
+export const MapPrototypeClear: <K, V>(self: Map<K, V>) => void = uncurryThis(Map.prototype.clear);
+export const MapPrototypeGetSize = getter(Map.prototype, 'size') as (self: Map<unknown, unknown>) => number;
 export const SetPrototypeAdd = uncurryThis(Set.prototype.add as (this: Set<unknown>, value: unknown) => Set<unknown>) as <T>(self: Set<T>, value: T) => Set<T>;
 export const SetPrototypeHas = uncurryThis(Set.prototype.has as (this: Set<unknown>, value: unknown) => boolean) as <T>(self: Set<T>, value: T) => boolean;
 export const SetPrototypeDelete = uncurryThis(Set.prototype.delete as (this: Set<unknown>, value: unknown) => boolean) as <T>(self: Set<T>, value: T) => boolean;
 export const SetPrototypeForEach = uncurryThis(Set.prototype.forEach as (this: Set<unknown>, fn: (value: unknown) => void) => void) as
   <T>(self: Set<T>, fn: (value: T) => void) => void;
-export const SetPrototypeGetSize = getter<Set<unknown>, number>(Set.prototype, 'size');
+export const SetPrototypeGetSize = getter(Set.prototype, 'size') as (self: Set<unknown>) => number;
 export const WeakMapPrototypeGet = uncurryThis(WeakMap.prototype.get as (this: WeakMap<object, unknown>, key: object) => unknown) as
   <K extends object, V>(self: WeakMap<K, V>, key: K) => V | undefined;
 export const WeakMapPrototypeSet = uncurryThis(WeakMap.prototype.set as (this: WeakMap<object, unknown>, key: object, value: unknown) => WeakMap<object, unknown>) as
   <K extends object, V>(self: WeakMap<K, V>, key: K, value: V) => WeakMap<K, V>;
-export const WeakMapPrototypeHas = uncurryThis(WeakMap.prototype.has as (this: WeakMap<object, unknown>, key: object) => boolean);
+export const WeakMapPrototypeHas = uncurryThis(WeakMap.prototype.has);
 
 export const PromiseCtor = Promise;
 export const PromiseResolve = Promise.resolve.bind(Promise) as <T>(value: T) => Promise<Awaited<T>>;
 export const PromiseReject = Promise.reject.bind(Promise) as (reason: unknown) => Promise<never>;
 export const PromisePrototypeThen = uncurryThis(Promise.prototype.then as (this: Promise<unknown>, onFulfilled?: (value: never) => unknown, onRejected?: (reason: unknown) => unknown) => Promise<unknown>) as
-  <T, R = T>(self: Promise<T>, onFulfilled?: ((value: T) => R | PromiseLike<R>) | undefined, onRejected?: ((reason: unknown) => R | PromiseLike<R>) | undefined) => Promise<R>;
+  <T, R = T>(self: Promise<T>, onFulfilled?: (value: T) => R | PromiseLike<R>, onRejected?: (reason: unknown) => R | PromiseLike<R>) => Promise<R>;
 
 /** A promise plus its settle functions, made without touching any patchable method. */
 export function withResolvers<T>(): { promise: Promise<T>; resolve: (value: T | PromiseLike<T>) => void; reject: (reason: unknown) => void } {
@@ -160,7 +179,7 @@ export function withResolvers<T>(): { promise: Promise<T>; resolve: (value: T | 
 
 export const ArrayBufferCtor = ArrayBuffer;
 export const ArrayBufferIsView = ArrayBuffer.isView;
-export const ArrayBufferPrototypeGetByteLength = getter<ArrayBuffer, number>(ArrayBuffer.prototype, 'byteLength');
+export const ArrayBufferPrototypeGetByteLength = getter(ArrayBuffer.prototype, 'byteLength') as (self: ArrayBuffer) => number;
 /** A copy of an ArrayBuffer, without slice's species lookup. */
 export function ArrayBufferPrototypeSlice(self: ArrayBuffer, start: number, end: number): ArrayBuffer {
   const copy = new ArrayBuffer(end - start);
@@ -169,13 +188,12 @@ export function ArrayBufferPrototypeSlice(self: ArrayBuffer, start: number, end:
 }
 export const Uint8ArrayCtor = Uint8Array;
 const TypedArrayPrototype = ReflectGetPrototypeOf(Uint8Array.prototype) as object;
-export const TypedArrayPrototypeGetBuffer = getter<ArrayBufferView, ArrayBufferLike>(TypedArrayPrototype, 'buffer');
-export const TypedArrayPrototypeGetByteOffset = getter<ArrayBufferView, number>(TypedArrayPrototype, 'byteOffset');
-export const TypedArrayPrototypeGetByteLength = getter<ArrayBufferView, number>(TypedArrayPrototype, 'byteLength');
-export const TypedArrayPrototypeGetLength = getter<ArrayBufferView, number>(TypedArrayPrototype, 'length');
-export const TypedArrayPrototypeGetSymbolToStringTag = getter<unknown, string | undefined>(TypedArrayPrototype, Symbol.toStringTag);
-export const TypedArrayPrototypeSet = uncurryThis(Uint8Array.prototype.set as (this: Uint8Array, source: ArrayLike<number>, offset?: number) => void) as
-  (self: Uint8Array, source: ArrayLike<number>, offset?: number) => void;
+export const TypedArrayPrototypeGetBuffer = getter(TypedArrayPrototype, 'buffer') as (self: ArrayBufferView) => ArrayBufferLike;
+export const TypedArrayPrototypeGetByteOffset = getter(TypedArrayPrototype, 'byteOffset') as (self: ArrayBufferView) => number;
+export const TypedArrayPrototypeGetByteLength = getter(TypedArrayPrototype, 'byteLength') as (self: ArrayBufferView) => number;
+export const TypedArrayPrototypeGetLength = getter(TypedArrayPrototype, 'length') as (self: ArrayBufferView) => number;
+export const TypedArrayPrototypeGetSymbolToStringTag = getter(TypedArrayPrototype, Symbol.toStringTag) as (self: unknown) => string | undefined;
+export const TypedArrayPrototypeSet: (self: Uint8Array, source: ArrayLike<number>, offset?: number) => void = uncurryThis(Uint8Array.prototype.set);
 /** A copy of part of a byte array, without the species lookup of %TypedArray%.prototype.slice. */
 export function TypedArrayPrototypeSlice(self: Uint8Array, start: number, end: number): Uint8Array {
   const length = end > start ? end - start : 0;
@@ -190,9 +208,9 @@ export function TypedArrayPrototypeSubarray<T extends Uint8Array | Uint16Array>(
   const size = self instanceof Uint16Array ? 2 : 1;
   return new Ctor(TypedArrayPrototypeGetBuffer(self) as ArrayBuffer, TypedArrayPrototypeGetByteOffset(self) + start * size, end > start ? end - start : 0);
 }
-export const DataViewPrototypeGetBuffer = getter<DataView, ArrayBufferLike>(DataView.prototype, 'buffer');
-export const DataViewPrototypeGetByteOffset = getter<DataView, number>(DataView.prototype, 'byteOffset');
-export const DataViewPrototypeGetByteLength = getter<DataView, number>(DataView.prototype, 'byteLength');
+export const DataViewPrototypeGetBuffer = getter(DataView.prototype, 'buffer') as (self: DataView) => ArrayBufferLike;
+export const DataViewPrototypeGetByteOffset = getter(DataView.prototype, 'byteOffset') as (self: DataView) => number;
+export const DataViewPrototypeGetByteLength = getter(DataView.prototype, 'byteLength') as (self: DataView) => number;
 
 export const ErrorCtor = Error;
 export const TypeErrorCtor = TypeError;

@@ -1,12 +1,7 @@
 /** structuredClone for the serializable types of the HTML standard (no transfer); cycles and shared references are kept. */
 import { DOMException } from './errors.ts';
 import {
-  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeSlice, ArrayIsArray, BigIntPrototypeToString,
-  BooleanPrototypeValueOf, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset,
-  DatePrototypeGetTime, FunctionPrototypeToString, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberPrototypeValueOf,
-  ObjectKeys, ObjectPrototypeToString, RegExpPrototypeGetFlags, RegExpPrototypeGetSource, SafeMap, SetPrototypeAdd, SetPrototypeForEach,
-  StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteOffset,
-  TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, ObjectDefineProperty, ObjectHasOwn, StringPrototypeSlice,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeSlice, ArrayIsArray, BigIntPrototypeToString, BooleanPrototypeValueOf, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, DatePrototypeGetTime, FunctionPrototypeToString, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberPrototypeValueOf, ObjectKeys, ObjectPrototypeToString, RegExpPrototypeGetFlags, RegExpPrototypeGetSource, SafeMap, SetPrototypeAdd, SetPrototypeForEach, StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteOffset, TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, ObjectDefineProperty, ObjectHasOwn, StringPrototypeSlice, toDOMString,
 } from './primordials.ts';
 
 const ERROR_CONSTRUCTORS: Readonly<Record<string, ErrorConstructor>> = {
@@ -41,11 +36,11 @@ export function structuredClone<T>(value: T, _options?: unknown): T {
     const tag = ObjectPrototypeToString(input);
     let output: object;
     switch (tag) {
-      case '[object Boolean]': output = Object(BooleanPrototypeValueOf(input as unknown as boolean)) as object; break;
-      case '[object Number]': output = Object(NumberPrototypeValueOf(input as unknown as number)) as object; break;
-      case '[object String]': output = Object(StringPrototypeValueOf(input as unknown as string)) as object; break;
-      case '[object BigInt]': output = Object(BigInt(BigIntPrototypeToString(input as unknown as bigint))) as object; break;
-      case '[object Date]': output = new Date(DatePrototypeGetTime(input as Date)); break;
+      case '[object Boolean]': output = Object(BooleanPrototypeValueOf(input)) as object; break;
+      case '[object Number]': output = Object(NumberPrototypeValueOf(input)) as object; break;
+      case '[object String]': output = Object(StringPrototypeValueOf(input)) as object; break;
+      case '[object BigInt]': output = Object(BigInt(BigIntPrototypeToString(input))) as object; break;
+      case '[object Date]': output = new Date(DatePrototypeGetTime(input)); break;
       case '[object RegExp]': output = new RegExp(RegExpPrototypeGetSource(input as RegExp), RegExpPrototypeGetFlags(input as RegExp)); break;
       case '[object ArrayBuffer]': output = ArrayBufferPrototypeSlice(input as ArrayBuffer, 0, ArrayBufferPrototypeGetByteLength(input as ArrayBuffer)); break;
       default: output = cloneComposite(input, tag); return output;
@@ -94,8 +89,8 @@ export function structuredClone<T>(value: T, _options?: unknown): T {
       const Ctor = (typeof name === 'string' && ObjectHasOwn(ERROR_CONSTRUCTORS, name) ? ERROR_CONSTRUCTORS[name] : undefined) ?? Error;
       const output = new Ctor();
       MapPrototypeSet(memory, input, output);
-      const message = source.message;
-      if (message !== undefined) ObjectDefineProperty(output, 'message', { value: `${message as string}`, writable: true, configurable: true });
+      const message: unknown = source.message;
+      if (message !== undefined) ObjectDefineProperty(output, 'message', { value: toDOMString(message), writable: true, configurable: true });
       const stack = source.stack;
       ObjectDefineProperty(output, 'stack', { value: typeof stack === 'string' ? stack : undefined, writable: true, configurable: true });
       if (ObjectHasOwn(source, 'cause')) ObjectDefineProperty(output, 'cause', { value: clone(source.cause), writable: true, configurable: true });

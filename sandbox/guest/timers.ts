@@ -1,8 +1,7 @@
 /** setTimeout, setInterval, their clear functions and queueMicrotask, on the host async `sleep` op: each pending timer is one request. */
 import { hostCancel, hostRequest } from './bridge.ts';
 import {
-  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite, PromisePrototypeThen, PromiseResolve, ReflectApply,
-  SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc,
+  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite, PromisePrototypeThen, PromiseResolve, ReflectApply, SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc, toNumber,
 } from './primordials.ts';
 import { reportUncaught } from './uncaught.ts';
 
@@ -18,7 +17,7 @@ const timers = new SafeMap<number, Timer>();
 let nextTimerId = 1;
 
 function normalizeDelay(delay: unknown): number {
-  const ms = Number(delay);
+  const ms = toNumber(delay);
   return NumberIsFinite(ms) ? MathMax(0, MathTrunc(ms)) : 0;
 }
 

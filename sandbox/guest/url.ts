@@ -6,10 +6,7 @@
  */
 import { utf8Encode, TextDecoder } from './encoding.ts';
 import {
-  ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate,
-  ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt, StringPrototypeCodePointAt,
-  StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart, StringPrototypeSlice, StringPrototypeToLowerCase,
-  StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray,
+  ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt, StringPrototypeCodePointAt, StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart, StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString,
 } from './primordials.ts';
 
 const EOF = -1;
@@ -34,7 +31,7 @@ type State =
 
 const SPECIAL_PORTS: Readonly<Record<string, number | null>> = {
   __proto__: null, 'ftp': 21, 'file': null, 'http': 80, 'https': 443, 'ws': 80, 'wss': 443,
-} as unknown as Record<string, number | null>;
+};
 
 function isSpecialScheme(scheme: string): boolean {
   return scheme === 'ftp' || scheme === 'file' || scheme === 'http' || scheme === 'https' || scheme === 'ws' || scheme === 'wss';
@@ -49,9 +46,10 @@ const isC0Control = (c: number): boolean => c < 0x20 || c > 0x7e;
 const isFragmentSet = (c: number): boolean => isC0Control(c) || c === 0x20 || c === 0x22 || c === 0x3c || c === 0x3e || c === 0x60;
 const isQuerySet = (c: number): boolean => isC0Control(c) || c === 0x20 || c === 0x22 || c === 0x23 || c === 0x3c || c === 0x3e;
 const isSpecialQuerySet = (c: number): boolean => isQuerySet(c) || c === 0x27;
-const isPathSet = (c: number): boolean => isQuerySet(c) || c === 0x3f || c === 0x5e || c === 0x60 || c === 0x7b || c === 0x7d;
+// Deno (rust-url) leaves ^ unencoded in paths; the newest URL standard encodes it. We follow Deno.
+const isPathSet = (c: number): boolean => isQuerySet(c) || c === 0x3f || c === 0x60 || c === 0x7b || c === 0x7d;
 const isUserinfoSet = (c: number): boolean =>
-  isPathSet(c) || c === 0x2f || c === 0x3a || c === 0x3b || c === 0x3d || c === 0x40 || (c >= 0x5b && c <= 0x5d) || c === 0x7c;
+  isPathSet(c) || c === 0x2f || c === 0x3a || c === 0x3b || c === 0x3d || c === 0x40 || (c >= 0x5b && c <= 0x5e) || c === 0x7c;
 const isComponentSet = (c: number): boolean => isUserinfoSet(c) || (c >= 0x24 && c <= 0x26) || c === 0x2b || c === 0x2c;
 const isFormSet = (c: number): boolean => isComponentSet(c) || c === 0x21 || (c >= 0x27 && c <= 0x29) || c === 0x7e;
 
@@ -260,7 +258,7 @@ function serializeIPv4(address: number): string {
   const parts: string[] = [];
   let n = address;
   for (let i = 0; i < 4; i++) {
-    parts[3 - i] = `${n % 256}`;
+    parts[3 - i] = toDOMString(n % 256);
     n = MathFloor(n / 256);
   }
   return ArrayPrototypeJoin(parts, '.');
@@ -367,7 +365,7 @@ function serializeIPv6(address: number[]): string {
       ignore0 = true;
       continue;
     }
-    output += NumberPrototypeToString(address[i] as number, 16);
+    output += NumberPrototypeToString(address[i], 16);
     if (i !== 7) output += ':';
   }
   return output;
@@ -492,7 +490,8 @@ function basicParse(input: string, base: UrlRecord | null, target?: UrlRecord, s
   let passwordTokenSeen = false;
   const remainingStartsWith = (p: number, ch: number): boolean => c[p + 1] === ch;
 
-  for (let p = 0; ; p++) {
+  // The pointer may step back onto EOF to reprocess it in a new state, so the loop runs until it passes EOF.
+  for (let p = 0; p <= c.length; p++) {
     const ch = p < c.length ? (c[p] as number) : EOF;
     const special = isSpecialScheme(url.scheme);
     switch (state) {
@@ -861,7 +860,6 @@ function basicParse(input: string, base: UrlRecord | null, target?: UrlRecord, s
         if (ch !== EOF) url.fragment = (url.fragment ?? '') + percentEncode(ch, isFragmentSet);
         break;
     }
-    if (ch === EOF) break;
   }
   return url;
 }
@@ -883,7 +881,7 @@ function serializeUrl(url: UrlRecord, excludeFragment = false): string {
       output += '@';
     }
     output += url.host;
-    if (url.port !== null) output += ':' + `${url.port}`;
+    if (url.port !== null) output += ':' + toDOMString(url.port);
   } else if (typeof url.path !== 'string' && url.path.length > 1 && url.path[0] === '') {
     output += '/.';
   }
@@ -961,6 +959,8 @@ const SearchParamsIteratorPrototype = ObjectCreate(IteratorPrototype) as object;
 ObjectDefineProperty(SearchParamsIteratorPrototype, SymbolToStringTag, { value: 'URLSearchParams Iterator', configurable: true });
 
 let internal = false; // set while the runtime constructs a URLSearchParams bound to a URL
+let forUrl: (url: URL, query: string | null) => URLSearchParams;
+let replaceList: (params: URLSearchParams, query: string | null) => void;
 
 export class URLSearchParams {
   #list: [string, string][] = [];
@@ -984,38 +984,39 @@ export class URLSearchParams {
           if (typeof pair !== 'object' || pair === null) throw new TypeErrorCtor('Item in parameter 1 is not iterable');
           for (const item of pair as Iterable<unknown>) push(items, item);
           if (items.length !== 2) throw new TypeErrorCtor('Expected 2 items in a URLSearchParams init pair');
-          push(this.#list, [`${items[0] as string}`, `${items[1] as string}`]);
+          push(this.#list, [toDOMString(items[0]), toDOMString(items[1])]);
         }
         return;
       }
       const keys = ObjectKeys(init);
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as string;
-        push(this.#list, [key, `${(init as Record<string, unknown>)[key] as string}`]);
+        push(this.#list, [key, toDOMString((init as Record<string, unknown>)[key])]);
       }
       return;
     }
-    let text = `${init as string}`;
+    let text = toDOMString(init);
     if (text[0] === '?') text = StringPrototypeSlice(text, 1);
     this.#list = parseFormUrlencoded(text);
   }
 
-  /** Internal: the searchParams object of a URL, kept in sync with its query. */
-  static forUrl(url: URL, query: string | null): URLSearchParams {
-    internal = true;
-    let params: URLSearchParams;
-    try {
-      params = new URLSearchParams();
-    } finally {
-      internal = false;
-    }
-    params.#url = url;
-    params.#list = query === null ? [] : parseFormUrlencoded(query);
-    return params;
-  }
-
-  static replaceList(params: URLSearchParams, query: string | null): void {
-    params.#list = query === null ? [] : parseFormUrlencoded(query);
+  static {
+    // The searchParams object of a URL, kept in sync with its query.
+    forUrl = (url: URL, query: string | null): URLSearchParams => {
+      internal = true;
+      let params: URLSearchParams;
+      try {
+        params = new URLSearchParams();
+      } finally {
+        internal = false;
+      }
+      params.#url = url;
+      params.#list = query === null ? [] : parseFormUrlencoded(query);
+      return params;
+    };
+    replaceList = (params: URLSearchParams, query: string | null): void => {
+      params.#list = query === null ? [] : parseFormUrlencoded(query);
+    };
   }
 
   #update(): void {
@@ -1027,13 +1028,13 @@ export class URLSearchParams {
   get size(): number { return this.#list.length; }
 
   append(name: string, value: string): void {
-    push(this.#list, [`${name}`, `${value}`]);
+    push(this.#list, [toDOMString(name), toDOMString(value)]);
     this.#update();
   }
 
   delete(name: string, value?: string): void {
-    const key = `${name}`;
-    const match = value === undefined ? undefined : `${value}`;
+    const key = toDOMString(name);
+    const match = value === undefined ? undefined : toDOMString(value);
     for (let i = 0; i < this.#list.length;) {
       const pair = this.#list[i] as [string, string];
       if (pair[0] === key && (match === undefined || pair[1] === match)) ArrayPrototypeSplice(this.#list, i, 1);
@@ -1043,21 +1044,21 @@ export class URLSearchParams {
   }
 
   get(name: string): string | null {
-    const key = `${name}`;
+    const key = toDOMString(name);
     for (let i = 0; i < this.#list.length; i++) if ((this.#list[i] as [string, string])[0] === key) return (this.#list[i] as [string, string])[1];
     return null;
   }
 
   getAll(name: string): string[] {
-    const key = `${name}`;
+    const key = toDOMString(name);
     const values: string[] = [];
     for (let i = 0; i < this.#list.length; i++) if ((this.#list[i] as [string, string])[0] === key) push(values, (this.#list[i] as [string, string])[1]);
     return values;
   }
 
   has(name: string, value?: string): boolean {
-    const key = `${name}`;
-    const match = value === undefined ? undefined : `${value}`;
+    const key = toDOMString(name);
+    const match = value === undefined ? undefined : toDOMString(value);
     for (let i = 0; i < this.#list.length; i++) {
       const pair = this.#list[i] as [string, string];
       if (pair[0] === key && (match === undefined || pair[1] === match)) return true;
@@ -1066,17 +1067,17 @@ export class URLSearchParams {
   }
 
   set(name: string, value: string): void {
-    const key = `${name}`;
+    const key = toDOMString(name);
     let found = false;
     for (let i = 0; i < this.#list.length;) {
       const pair = this.#list[i] as [string, string];
       if (pair[0] !== key) { i++; continue; }
       if (found) { ArrayPrototypeSplice(this.#list, i, 1); continue; }
       found = true;
-      this.#list[i] = [key, `${value}`];
+      this.#list[i] = [key, toDOMString(value)];
       i++;
     }
-    if (!found) push(this.#list, [key, `${value}`]);
+    if (!found) push(this.#list, [key, toDOMString(value)]);
     this.#update();
   }
 
@@ -1129,9 +1130,6 @@ export class URLSearchParams {
   }
 }
 ObjectDefineProperty(URLSearchParams.prototype, SymbolToStringTag, { value: 'URLSearchParams', configurable: true });
-const { forUrl, replaceList } = URLSearchParams;
-delete (URLSearchParams as unknown as Record<string, unknown>).forUrl;
-delete (URLSearchParams as unknown as Record<string, unknown>).replaceList;
 
 /** Strips trailing spaces from an opaque path once it has neither query nor fragment (the URL standard's rule). */
 function stripTrailingSpacesFromOpaquePath(url: UrlRecord): void {
@@ -1149,9 +1147,9 @@ export class URL {
 
   constructor(url: string | URL, base?: string | URL) {
     if (arguments.length === 0) throw new TypeErrorCtor("Failed to construct 'URL': 1 argument required, but only 0 present.");
-    const input = `${url as string}`;
+    const input = toDOMString(url);
     let baseRecord: UrlRecord | null = null;
-    const baseText = base === undefined ? undefined : `${base as string}`;
+    const baseText = base === undefined ? undefined : toDOMString(base);
     if (baseText !== undefined) {
       baseRecord = basicParse(baseText, null);
       if (baseRecord === null) throw invalidUrl(input, baseText);
@@ -1183,8 +1181,8 @@ export class URL {
 
   get href(): string { return serializeUrl(this.#record); }
   set href(value: string) {
-    const record = basicParse(`${value}`, null);
-    if (record === null) throw invalidUrl(`${value}`);
+    const record = basicParse(toDOMString(value), null);
+    if (record === null) throw invalidUrl(toDOMString(value));
     this.#record = record;
     replaceList(this.#searchParams, record.query);
   }
@@ -1206,13 +1204,13 @@ export class URL {
   get username(): string { return this.#record.username; }
   set username(value: string) {
     if (cannotHaveCredentialsOrPort(this.#record)) return;
-    this.#record.username = percentEncodeString(`${value}`, isUserinfoSet);
+    this.#record.username = percentEncodeString(toDOMString(value), isUserinfoSet);
   }
 
   get password(): string { return this.#record.password; }
   set password(value: string) {
     if (cannotHaveCredentialsOrPort(this.#record)) return;
-    this.#record.password = percentEncodeString(`${value}`, isUserinfoSet);
+    this.#record.password = percentEncodeString(toDOMString(value), isUserinfoSet);
   }
 
   get host(): string {
@@ -1222,19 +1220,19 @@ export class URL {
   }
   set host(value: string) {
     if (typeof this.#record.path === 'string') return;
-    this.#applyOverride(`${value}`, 'host');
+    this.#applyOverride(toDOMString(value), 'host');
   }
 
   get hostname(): string { return this.#record.host ?? ''; }
   set hostname(value: string) {
     if (typeof this.#record.path === 'string') return;
-    this.#applyOverride(`${value}`, 'hostname');
+    this.#applyOverride(toDOMString(value), 'hostname');
   }
 
-  get port(): string { return this.#record.port === null ? '' : `${this.#record.port}`; }
+  get port(): string { return this.#record.port === null ? '' : toDOMString(this.#record.port); }
   set port(value: string) {
     if (cannotHaveCredentialsOrPort(this.#record)) return;
-    const text = `${value}`;
+    const text = toDOMString(value);
     if (text === '') this.#record.port = null;
     else this.#applyOverride(text, 'port');
   }
@@ -1244,7 +1242,7 @@ export class URL {
     if (typeof this.#record.path === 'string') return;
     const copy = cloneRecord(this.#record);
     copy.path = [];
-    if (basicParse(`${value}`, null, copy, 'path start') !== null) this.#record = copy;
+    if (basicParse(toDOMString(value), null, copy, 'path start') !== null) this.#record = copy;
   }
 
   get search(): string {
@@ -1252,7 +1250,7 @@ export class URL {
     return query === null || query === '' ? '' : '?' + query;
   }
   set search(value: string) {
-    const text = `${value}`;
+    const text = toDOMString(value);
     if (text === '') {
       this.#record.query = null;
       replaceList(this.#searchParams, null);
@@ -1275,7 +1273,7 @@ export class URL {
     return fragment === null || fragment === '' ? '' : '#' + fragment;
   }
   set hash(value: string) {
-    const text = `${value}`;
+    const text = toDOMString(value);
     if (text === '') {
       this.#record.fragment = null;
       stripTrailingSpacesFromOpaquePath(this.#record);
