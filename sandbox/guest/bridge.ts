@@ -3,7 +3,7 @@
  * module's closure, reachable by no property of any object the guest can see.
  */
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, SyncOp, SyncOps } from '../protocol.ts';
-import { rebuildError } from './errors.ts';
+import { abortError, rebuildError } from './errors.ts';
 import {
   ErrorCtor, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, ObjectHasOwn, SafeMap, TypeErrorCtor, withResolvers,
 } from './primordials.ts';
@@ -91,12 +91,19 @@ export function hostRequest<Op extends AsyncOp>(op: Op, args: AsyncOps[Op]['args
   return { id, promise };
 }
 
-/** Asks the host to abandon a request; it still settles it (with an AbortError), which we then ignore or surface. */
+/**
+ * Asks the host to abandon a request. The request is rejected here at once with an AbortError and
+ * forgotten, so the host's later settle is ignored and a second cancel of the same id is a no-op.
+ */
 export function hostCancel(id: number): void {
+  const entry = MapPrototypeGet(pending, id);
+  if (entry === undefined) return;
+  MapPrototypeDelete(pending, id);
+  entry.reject(abortError());
   try {
     requireDoors().cancel(id);
   } catch {
-    // The request may already be settled; cancelling is best effort by contract.
+    // Cancelling is best effort by contract: the host may have finished the operation already.
   }
 }
 

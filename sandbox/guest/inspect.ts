@@ -107,7 +107,7 @@ function formatPrimitive(ctx: Context, value: unknown): string {
 }
 
 function formatKey(key: string | symbol): string {
-  if (typeof key === 'symbol') return `[${SymbolPrototypeToString(key)}]`;
+  if (typeof key === 'symbol') return SymbolPrototypeToString(key); // Deno prints symbol keys without brackets
   return RegExpPrototypeTest(IDENTIFIER, key) ? key : quoteString(key);
 }
 
@@ -155,12 +155,12 @@ function functionBase(value: (...args: never[]) => unknown, name: string | null)
   return base;
 }
 
-function formatError(value: Error): string {
-  const stackDescriptor = ReflectGetOwnPropertyDescriptor(value, 'stack');
-  const stack: unknown = stackDescriptor?.value;
+function formatError(value: Error, indentationLvl: number): string {
+  let stack: unknown;
   let name: unknown;
   let message: unknown;
   try {
+    stack = value.stack;
     name = value.name;
     message = value.message;
   } catch {
@@ -170,9 +170,23 @@ function formatError(value: Error): string {
   if (typeof stack === 'string' && stack !== '') {
     // V8's stack starts with the header computed at construction; prefer the current name/message.
     const newline = StringPrototypeIndexOf(stack, '\n    at ');
-    return newline === -1 ? header : header + StringPrototypeSlice(stack, newline);
+    if (newline !== -1) return indentLines(header + StringPrototypeSlice(stack, newline), indentationLvl);
   }
-  return header;
+  // Without a stack, brackets set the error apart from the text around it (as Node and Deno do).
+  return indentLines(`[${header}]`, indentationLvl);
+}
+
+function indentLines(text: string, indentationLvl: number): string {
+  if (indentationLvl === 0) return text;
+  const indentation = StringPrototypeRepeat(' ', indentationLvl);
+  let output = '';
+  let start = 0;
+  for (;;) {
+    const newline = StringPrototypeIndexOf(text, '\n', start);
+    if (newline === -1) return output + StringPrototypeSlice(text, start);
+    output += StringPrototypeSlice(text, start, newline + 1) + indentation;
+    start = newline + 1;
+  }
 }
 
 function formatValue(ctx: Context, value: unknown, recurseTimes: number): string {
@@ -281,7 +295,7 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number): string {
       base = NumberIsNaN(time) ? 'Invalid Date' : DatePrototypeToISOString(value);
       if (keys.length === 0) return base;
     } else if (objectTag === '[object Error]' || value instanceof ErrorCtor) {
-      base = formatError(value as Error);
+      base = formatError(value as Error, ctx.indentationLvl);
       keys = filterKeys(keys, (key) => key !== 'stack' && key !== 'message' && key !== 'cause');
       if (keys.length === 0) return base;
     } else if (objectTag === '[object ArrayBuffer]') {
