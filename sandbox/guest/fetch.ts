@@ -176,7 +176,7 @@ export class Response {
   static redirect(url: string | URL, status = 302): Response {
     const parsed = parseUrlString(toDOMString(url));
     if (parsed === null) throw new TypeErrorCtor(`Invalid URL: '${url as string}'`);
-    if (!includes(REDIRECT_STATUSES, status)) throw new RangeErrorCtor('The redirection status must be one of 301, 302, 303, 307 and 308.');
+    if (!includes(REDIRECT_STATUSES, status)) throw new RangeErrorCtor(`Invalid redirect status code: ${status}`);
     const headers = new Headers([['location', parsed]]);
     setGuard(headers, 'immutable');
     return makeResponse({ type: 'default', url: '', redirected: false, status, statusText: '', headers, body: new BodyState(null) });
@@ -243,7 +243,7 @@ interface RequestFields {
 const NORMALIZED_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'];
 
 function normalizeMethod(method: string): string {
-  if (!RegExpPrototypeTest(METHOD_TOKEN, method)) throw new TypeErrorCtor('Method is not valid.');
+  if (!RegExpPrototypeTest(METHOD_TOKEN, method)) throw new TypeErrorCtor('Method is not valid');
   const upper = StringPrototypeToUpperCase(method);
   if (upper === 'CONNECT' || upper === 'TRACE' || upper === 'TRACK') throw new TypeErrorCtor('Method is forbidden');
   for (let i = 0; i < NORMALIZED_METHODS.length; i++) if (NORMALIZED_METHODS[i] === upper) return upper;

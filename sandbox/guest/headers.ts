@@ -202,7 +202,7 @@ export function fillHeaders(headers: Headers, init: HeadersInit): void {
       const items: unknown[] = [];
       if (typeof pair !== 'object' || pair === null) throw new TypeErrorCtor('Headers init pairs must be sequences.');
       for (const item of pair as Iterable<unknown>) push(items, item);
-      if (items.length !== 2) throw new TypeErrorCtor('Invalid header: a header pair must have exactly two items.');
+      if (items.length !== 2) throw new TypeErrorCtor(`Invalid header: length must be 2, but is ${items.length}`);
       headers.append(toDOMString(items[0]), toDOMString(items[1]));
     }
     return;
