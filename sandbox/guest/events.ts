@@ -199,7 +199,7 @@ export class AbortSignal extends EventTarget {
 
   static timeout(ms: number): AbortSignal {
     const signal = createSignal();
-    setTimeout(() => { signalAbort(signal, new DOMException('Signal timed out.', 'TimeoutError')); }, ms);
+    setTimeout(() => { signalAbort(signal, new DOMException('The operation was aborted due to timeout', 'TimeoutError')); }, ms);
     return signal;
   }
 

@@ -13,7 +13,7 @@ const DENO = fileURLToPath(new URL('../../../../node_modules/.bin/deno', import.
 /** Runs `source` as a module with no permissions and returns its stdout. */
 export async function runDeno(source: string): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'paddock-deno-'));
-  const file = path.join(dir, 'main.ts');
+  const file = path.join(dir, 'main.js'); // .js: Deno would transpile .ts and reformat function sources
   try {
     await writeFile(file, source);
     return await new Promise<string>((resolve, reject) => {
