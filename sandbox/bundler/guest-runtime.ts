@@ -8,6 +8,31 @@
  */
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { GuestToolResult } from '../protocol.ts';
+
+/**
+ * The globals the booted runtime defines for the host (besides BRIDGE_GLOBALS.settle). The host
+ * takes a Reference to each and deletes the global before evaluating the user's bundle.
+ * Mirrors HOST_ENTRY_GLOBALS in sandbox/guest/index.ts (guest code cannot import this file).
+ */
+export const GUEST_ENTRY_GLOBALS = {
+  boot: '__paddock_boot',
+  invoke: '__paddock_invoke',
+  abort: '__paddock_abort',
+  /** Where the user's bundle (esbuild `globalName`) puts its module namespace. */
+  module: '__paddock_module',
+} as const;
+
+/** The argument of `__paddock_invoke`, copied into the isolate. */
+export type GuestInvokeInput =
+  | { kind: 'tool'; params: unknown; callId: string; sessionId: string | null }
+  | { kind: 'exec' };
+
+/** A thrown error, as the guest reports it: the error's class name and message, nothing else. */
+export interface GuestThrown { error: { name: string; message: string } }
+
+/** What `__paddock_invoke` resolves to (it never rejects for a tool's own failure). */
+export type GuestInvokeOutput = GuestToolResult | { result: unknown } | GuestThrown;
 
 const ENTRY = fileURLToPath(new URL('../guest/index.ts', import.meta.url));
 

@@ -123,6 +123,9 @@ export const SymbolPrototypeGetDescription = getter(Symbol.prototype, 'descripti
 export const SymbolIterator: typeof Symbol.iterator = Symbol.iterator;
 export const SymbolAsyncIterator: typeof Symbol.asyncIterator = Symbol.asyncIterator;
 export const SymbolToStringTag: typeof Symbol.toStringTag = Symbol.toStringTag;
+export const SymbolToPrimitive: typeof Symbol.toPrimitive = Symbol.toPrimitive;
+// Symbol.dispose is ES2026; V8 in Node 24 has it, the es2024 lib does not know it.
+export const SymbolDispose = (Symbol as unknown as { dispose?: symbol }).dispose ?? Symbol.for('Symbol.dispose');
 export const SymbolFor = Symbol.for;
 export const BooleanPrototypeValueOf = uncurryThis(Boolean.prototype.valueOf);
 export const StringPrototypeValueOf = uncurryThis(String.prototype.valueOf);

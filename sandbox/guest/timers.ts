@@ -1,7 +1,7 @@
 /** setTimeout, setInterval, their clear functions and queueMicrotask, on the host async `sleep` op: each pending timer is one request. */
 import { hostCancel, hostRequest } from './bridge.ts';
 import {
-  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite, PromisePrototypeThen, PromiseResolve, ReflectApply, SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc, toNumber,
+  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite, PromisePrototypeThen, PromiseResolve, ReflectApply, SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc, toNumber, SymbolToPrimitive, SymbolDispose,
 } from './primordials.ts';
 import { reportUncaught } from './uncaught.ts';
 
@@ -39,25 +39,61 @@ function fire(id: number, timer: Timer): void {
   }
 }
 
-function schedule(callback: unknown, delay: unknown, args: unknown[], repeat: boolean): number {
+/**
+ * What setTimeout/setInterval return. Deno 2 returns Node-style Timeout objects that convert to
+ * their numeric id, so both `clearTimeout(t)` and `clearTimeout(+t)` work; we do the same.
+ */
+let timeoutId: (timeout: Timeout) => number;
+
+class Timeout {
+  readonly #id: number;
+  #ref = true;
+
+  constructor(id: number) {
+    this.#id = id;
+  }
+
+  ref(): this { this.#ref = true; return this; }
+  unref(): this { this.#ref = false; return this; } // there is no event loop to keep alive; kept for API shape
+  hasRef(): boolean { return this.#ref; }
+  close(): this { clearTimeout(this.#id); return this; }
+
+  refresh(): this {
+    const timer = MapPrototypeGet(timers, this.#id);
+    if (timer !== undefined) {
+      hostCancel(timer.requestId);
+      arm(this.#id, timer);
+    }
+    return this;
+  }
+
+  [SymbolToPrimitive](): number { return this.#id; }
+  [SymbolDispose](): void { clearTimeout(this.#id); }
+
+  static {
+    timeoutId = (timeout: Timeout): number => timeout.#id;
+  }
+}
+
+function schedule(callback: unknown, delay: unknown, args: unknown[], repeat: boolean): Timeout {
   if (typeof callback !== 'function') throw new TypeErrorCtor('Callback must be a function.');
   const id = nextTimerId++;
   const timer: Timer = { requestId: -1, callback, args, delay: normalizeDelay(delay), repeat };
   MapPrototypeSet(timers, id, timer);
   arm(id, timer);
-  return id;
+  return new Timeout(id);
 }
 
-export function setTimeout(callback: unknown, delay?: unknown, ...args: unknown[]): number {
+export function setTimeout(callback: unknown, delay?: unknown, ...args: unknown[]): Timeout {
   return schedule(callback, delay, ArrayPrototypeSlice(args), false);
 }
 
-export function setInterval(callback: unknown, delay?: unknown, ...args: unknown[]): number {
+export function setInterval(callback: unknown, delay?: unknown, ...args: unknown[]): Timeout {
   return schedule(callback, delay, ArrayPrototypeSlice(args), true);
 }
 
-export function clearTimeout(id?: unknown): void {
-  if (typeof id !== 'number') return;
+export function clearTimeout(handle?: unknown): void {
+  const id = handle instanceof Timeout ? timeoutId(handle) : toNumber(handle);
   const timer = MapPrototypeGet(timers, id);
   if (timer === undefined) return;
   MapPrototypeDelete(timers, id);

@@ -116,8 +116,13 @@ describe('timers', () => {
       let ticks = 0;
       const id = setInterval(() => { out.push("tick" + ++ticks); if (ticks === 3) clearInterval(id); }, 1);
       await new Promise((resolve) => setTimeout(resolve, 40));
-      return [out, typeof id];`);
-    expect(result).toEqual([['micro', 't0', 'tick1', 'tick2', 'tick3', 't20:xy'], 'number']);
+      const numeric = setTimeout(() => out.push("cleared by number"), 1);
+      clearTimeout(+numeric);
+      const refreshed = setTimeout(() => out.push("refreshed"), 1).unref();
+      refreshed.refresh();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return [out, typeof id, id.constructor.name, Number(id) > 0, refreshed.hasRef()];`);
+    expect(result).toEqual([['micro', 't0', 'tick1', 'tick2', 'tick3', 't20:xy', 'refreshed'], 'object', 'Timeout', true, false]);
   });
 
   it('asks the host to sleep, and cancels the sleep of a cleared timer', async () => {

@@ -6,7 +6,7 @@
 import ivm from 'isolated-vm';
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, SyncOp, SyncOps } from '../../../../sandbox/protocol.ts';
 import { BRIDGE_GLOBALS } from '../../../../sandbox/protocol.ts';
-import { buildGuestRuntime } from '../../../../sandbox/bundler/guest-runtime.ts';
+import { buildGuestRuntime, GUEST_ENTRY_GLOBALS, type GuestInvokeInput, type GuestInvokeOutput } from '../../../../sandbox/bundler/guest-runtime.ts';
 
 /** Thrown by a fake op to make the host answer with a BridgeError. */
 export class HostFailure extends Error {
@@ -34,9 +34,9 @@ export interface Guest {
   readonly requests: { op: string; args: unknown }[];
   readonly cancelled: number[];
   /** Evaluates a user module: `code` is the body of its async default export (exec mode). */
-  exec(code: string): Promise<unknown>;
+  exec(code: string): Promise<GuestInvokeOutput>;
   /** Evaluates a full user bundle (assigning __paddock_module), then invokes it. */
-  invoke(bundle: string, input: unknown): Promise<unknown>;
+  invoke(bundle: string, input: GuestInvokeInput | { kind: string }): Promise<GuestInvokeOutput>;
   abort(reason: string): Promise<void>;
   dispose(): void;
 }
@@ -120,14 +120,15 @@ export async function createGuest(options: GuestOptions = {}): Promise<Guest> {
     settle(id, { ok: false, error: { name: 'AbortError', message: 'The operation was aborted.' } });
   }));
 
-  await context.eval('__paddock_boot()');
+  await context.eval(`${GUEST_ENTRY_GLOBALS.boot}()`);
   settleRef = await context.global.get(BRIDGE_GLOBALS.settle, { reference: true });
-  const invokeRef: ivm.Reference = await context.global.get('__paddock_invoke', { reference: true });
-  const abortRef: ivm.Reference = await context.global.get('__paddock_abort', { reference: true });
-  await context.eval('delete globalThis.__paddock_settle; delete globalThis.__paddock_invoke; delete globalThis.__paddock_abort;');
+  const invokeRef: ivm.Reference = await context.global.get(GUEST_ENTRY_GLOBALS.invoke, { reference: true });
+  const abortRef: ivm.Reference = await context.global.get(GUEST_ENTRY_GLOBALS.abort, { reference: true });
+  for (const name of [BRIDGE_GLOBALS.settle, GUEST_ENTRY_GLOBALS.invoke, GUEST_ENTRY_GLOBALS.abort]) await context.global.delete(name);
 
-  const invokeWith = async (input: unknown): Promise<unknown> =>
-    invokeRef.apply(undefined, [input], { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: 5_000 });
+  // Inputs are typed loosely on purpose: tests also send malformed ones.
+  const invokeWith = async (input: GuestInvokeInput | { kind: string }): Promise<GuestInvokeOutput> =>
+    invokeRef.apply(undefined, [input], { arguments: { copy: true }, result: { promise: true, copy: true }, timeout: 5_000 }) as Promise<GuestInvokeOutput>;
 
   return {
     isolate,
@@ -135,11 +136,11 @@ export async function createGuest(options: GuestOptions = {}): Promise<Guest> {
     logs,
     requests,
     cancelled,
-    async exec(code: string): Promise<unknown> {
-      await context.eval(`var __paddock_module = (() => ({ default: async function () {\n${code}\n} }))();`, { timeout: 5_000 });
+    async exec(code: string): Promise<GuestInvokeOutput> {
+      await context.eval(`var ${GUEST_ENTRY_GLOBALS.module} = (() => ({ default: async function () {\n${code}\n} }))();`, { timeout: 5_000 });
       return invokeWith({ kind: 'exec' });
     },
-    async invoke(bundle: string, input: unknown): Promise<unknown> {
+    async invoke(bundle: string, input: GuestInvokeInput | { kind: string }): Promise<GuestInvokeOutput> {
       await context.eval(bundle, { timeout: 5_000 });
       return invokeWith(input);
     },
@@ -154,7 +155,8 @@ export async function createGuest(options: GuestOptions = {}): Promise<Guest> {
 
 /** exec() and unwrap: the value, or a thrown Error carrying the guest's `{ name, message }`. */
 export async function evaluate(guest: Guest, code: string): Promise<unknown> {
-  const output = (await guest.exec(code)) as { result?: unknown; error?: { name: string; message: string } };
-  if (output.error !== undefined) throw Object.assign(new Error(`${output.error.name}: ${output.error.message}`), { guest: output.error });
+  const output = await guest.exec(code);
+  if ('error' in output) throw Object.assign(new Error(`${output.error.name}: ${output.error.message}`), { guest: output.error });
+  if (!('result' in output)) throw new Error('exec returned a tool result');
   return output.result;
 }
