@@ -5,7 +5,8 @@
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, SyncOp, SyncOps } from '../protocol.ts';
 import { abortError, rebuildError } from './errors.ts';
 import {
-  ErrorCtor, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, ObjectHasOwn, SafeMap, TypeErrorCtor, withResolvers,
+  ErrorCtor, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, ObjectHasOwn, SafeMap,
+  TypeErrorCtor, withResolvers,
 } from './primordials.ts';
 
 export interface Doors {

@@ -3,7 +3,9 @@ import type { SyncOps } from '../protocol.ts';
 import { hostCall } from './bridge.ts';
 import { inspect } from './inspect.ts';
 import {
-  ArrayPrototypeJoin, DateNow, JSONStringify, MapPrototypeDelete, MapPrototypeGet, MapPrototypeSet, NumberIsNaN, ObjectCreate, ObjectDefineProperty, SafeMap, StringPrototypeCharCodeAt, StringPrototypeSlice, SymbolToStringTag, push, BigIntPrototypeToString, StringPrototypeIndexOf, toDOMString,
+  ArrayPrototypeJoin, DateNow, JSONStringify, MapPrototypeDelete, MapPrototypeGet, MapPrototypeSet, NumberIsNaN,
+  ObjectCreate, ObjectDefineProperty, SafeMap, StringPrototypeCharCodeAt, StringPrototypeSlice, SymbolToStringTag,
+  push, BigIntPrototypeToString, StringPrototypeIndexOf, toDOMString,
 } from './primordials.ts';
 
 type Level = SyncOps['log']['args']['level'];

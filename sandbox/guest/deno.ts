@@ -6,7 +6,9 @@ import { abortError, denoErrors } from './errors.ts';
 import type { AbortSignal } from './events.ts';
 import { inspect, type InspectOptions } from './inspect.ts';
 import {
-  DateCtor, ObjectCreate, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, ObjectKeys, PromisePrototypeThen, PromiseReject, StringPrototypeIncludes, SymbolAsyncIterator, TypeErrorCtor, withResolvers, toDOMString, toBoolean, toNumber,
+  DateCtor, ObjectCreate, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, ObjectKeys, PromisePrototypeThen,
+  PromiseReject, StringPrototypeIncludes, SymbolAsyncIterator, TypeErrorCtor, withResolvers, toDOMString, toBoolean,
+  toNumber,
 } from './primordials.ts';
 import { URL } from './url.ts';
 

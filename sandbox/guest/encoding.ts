@@ -1,7 +1,13 @@
 /** TextEncoder, TextDecoder (UTF-8 and UTF-16LE), atob and btoa, with Deno's error names and messages. */
 import { DOMException } from './errors.ts';
 import {
-  ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor, ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, ObjectPrototypeToString, RangeErrorCtor, StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeToLowerCase, StringPrototypeTrim, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset, TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeJoin, push, toDOMString, toBoolean, ObjectDefineProperty,
+  ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer,
+  DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, ObjectPrototypeToString, RangeErrorCtor,
+  StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeToLowerCase, StringPrototypeTrim,
+  TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset,
+  TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeJoin, push, toDOMString,
+  toBoolean, ObjectDefineProperty,
 } from './primordials.ts';
 
 /** Builds a string from UTF-16 code units in chunks: one call over a large array would overflow the argument limit. */

@@ -1,7 +1,8 @@
 /** Event, EventTarget, CustomEvent, AbortController and AbortSignal (no DOM tree: dispatch reaches the target only). */
 import { DOMException, abortError } from './errors.ts';
 import {
-  ArrayPrototypeSlice, DateNow, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push, ArrayPrototypeSplice, SymbolToStringTag, toDOMString, toBoolean,
+  ArrayPrototypeSlice, DateNow, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push, ArrayPrototypeSplice,
+  SymbolToStringTag, toDOMString, toBoolean,
 } from './primordials.ts';
 import { setTimeout } from './timers.ts';
 import { reportUncaught } from './uncaught.ts';

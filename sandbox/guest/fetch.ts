@@ -10,11 +10,14 @@ import { AbortSignal, createSignal, signalAbort } from './events.ts';
 import { Headers, headersFromWire, headersToWire, setGuard, type HeadersInit } from './headers.ts';
 import { customInspect, type InspectFunction } from './inspect-hook.ts';
 import {
-  ArrayBufferCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectPrototypeToString, PromiseReject, PromiseResolve, RangeErrorCtor, RegExpPrototypeTest, StringPrototypeIndexOf, StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, withResolvers, PromisePrototypeThen, toDOMString, toBoolean, toNumber,
+  ArrayBufferIsView, ArrayBufferCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectPrototypeToString, PromiseReject,
+  PromiseResolve, RangeErrorCtor, RegExpPrototypeTest, StringPrototypeIndexOf, StringPrototypeSlice,
+  StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolAsyncIterator, SymbolToStringTag, TypeErrorCtor,
+  Uint8ArrayCtor, withResolvers, PromisePrototypeThen, toDOMString, toBoolean, toNumber,
 } from './primordials.ts';
 import { URL, URLSearchParams, parseUrlString } from './url.ts';
 
-export type BodyInit = string | ArrayBuffer | ArrayBufferView | URLSearchParams | null;
+export type BodyInit = string | ArrayBuffer | ArrayBufferView | URLSearchParams | null; // what tools pass; anything else is stringified
 
 interface ExtractedBody { bytes: Uint8Array; contentType: string | null }
 
@@ -24,7 +27,7 @@ function extractBody(init: unknown): ExtractedBody {
   if (typeof init === 'string') return { bytes: utf8Encode(init), contentType: 'text/plain;charset=UTF-8' };
   if (init instanceof URLSearchParams) return { bytes: utf8Encode(init.toString()), contentType: 'application/x-www-form-urlencoded;charset=UTF-8' };
   const tag = ObjectPrototypeToString(init);
-  if (ArrayBuffer.isView(init) || tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
+  if (ArrayBufferIsView(init) || tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
     // The Fetch standard copies the bytes when the body is extracted.
     return { bytes: copyBytes(bufferSourceBytes(init, 'body')), contentType: null };
   }
@@ -44,9 +47,13 @@ class BodyState {
     return PromiseResolve(this.bytes ?? new Uint8ArrayCtor(0));
   }
 
+  #stream: MinimalStream | null = null;
+
+  /** The same stream object on every read of `body`, as on the Web. */
   stream(): MinimalStream | null {
     if (this.bytes === null) return null;
-    return new MinimalStream(this);
+    this.#stream ??= new MinimalStream(this);
+    return this.#stream;
   }
 }
 

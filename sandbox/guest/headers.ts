@@ -2,7 +2,9 @@
 import type { HttpHeaders } from '../protocol.ts';
 import { customInspect, type InspectFunction } from './inspect-hook.ts';
 import {
-  ArrayPrototypeJoin, ArrayPrototypeSplice, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, RegExpPrototypeTest, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, ReflectApply, toDOMString,
+  ArrayPrototypeJoin, ArrayPrototypeSplice, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys,
+  RegExpPrototypeTest, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator,
+  SymbolToStringTag, TypeErrorCtor, push, ReflectApply, toDOMString,
 } from './primordials.ts';
 
 export type HeadersGuard = 'none' | 'request' | 'response' | 'immutable';

@@ -15,7 +15,9 @@ import { AbortController, AbortSignal, CustomEvent, Event, EventTarget, startEve
 import { fetch, Request, Response } from './fetch.ts';
 import { Headers } from './headers.ts';
 import { abort, invoke } from './invoke.ts';
-import { ObjectDefineProperty, ReflectDeleteProperty, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef } from './primordials.ts';
+import {
+  ObjectDefineProperty, ReflectDeleteProperty, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef,
+} from './primordials.ts';
 import { structuredClone } from './structured-clone.ts';
 import { clearInterval, clearTimeout, queueMicrotask, setInterval, setTimeout } from './timers.ts';
 import { URL, URLSearchParams } from './url.ts';

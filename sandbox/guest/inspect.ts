@@ -5,7 +5,17 @@
  */
 import { customInspect } from './inspect-hook.ts';
 import {
-  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayIsArray, ArrayPrototypeJoin, BigIntPrototypeToString, BooleanPrototypeValueOf, DatePrototypeGetTime, DatePrototypeToISOString, FunctionPrototypeToString, MapPrototypeForEach, MapPrototypeGetSize, MathFloor, MathMax, MathMin, NumberIsNaN, NumberPrototypeToString, NumberPrototypeValueOf, ObjectGetOwnPropertyNames, ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectIs, ObjectKeys, ObjectPrototypePropertyIsEnumerable, ObjectPrototypeToString, ReflectApply, ReflectGetOwnPropertyDescriptor, RegExpPrototypeExec, RegExpPrototypeGetFlags, RegExpPrototypeGetSource, RegExpPrototypeTest, SetPrototypeForEach, SetPrototypeGetSize, StringPrototypeCharCodeAt, StringPrototypeIncludes, StringPrototypePadStart, StringPrototypeRepeat, StringPrototypeSlice, StringPrototypeStartsWith, StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, push, StringPrototypeIndexOf, ErrorCtor, SafeMap, MapPrototypeGet, MapPrototypeSet, toDOMString, SymbolPrototypeValueOf, BigIntPrototypeValueOf,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayIsArray, ArrayPrototypeJoin, BigIntPrototypeToString,
+  BooleanPrototypeValueOf, DatePrototypeGetTime, DatePrototypeToISOString, FunctionPrototypeToString,
+  MapPrototypeForEach, MapPrototypeGetSize, MathFloor, MathMax, MathMin, NumberIsNaN, NumberPrototypeToString,
+  NumberPrototypeValueOf, ObjectGetOwnPropertyNames, ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectIs,
+  ObjectKeys, ObjectPrototypePropertyIsEnumerable, ObjectPrototypeToString, ReflectApply,
+  ReflectGetOwnPropertyDescriptor, RegExpPrototypeExec, RegExpPrototypeGetFlags, RegExpPrototypeGetSource,
+  RegExpPrototypeTest, SetPrototypeForEach, SetPrototypeGetSize, StringPrototypeCharCodeAt, StringPrototypeIncludes,
+  StringPrototypePadStart, StringPrototypeRepeat, StringPrototypeSlice, StringPrototypeStartsWith,
+  StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetLength,
+  TypedArrayPrototypeGetSymbolToStringTag, push, StringPrototypeIndexOf, ErrorCtor, SafeMap, MapPrototypeGet,
+  MapPrototypeSet, toDOMString, SymbolPrototypeValueOf, BigIntPrototypeValueOf,
 } from './primordials.ts';
 
 export interface InspectOptions {

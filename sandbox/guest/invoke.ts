@@ -9,7 +9,8 @@ import { cancelAllRequests, hostRequest } from './bridge.ts';
 import { DOMException } from './errors.ts';
 import { AbortController } from './events.ts';
 import {
-  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen, ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
+  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen,
+  ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
 } from './primordials.ts';
 import { clearAllTimers } from './timers.ts';
 import { onUncaught } from './uncaught.ts';

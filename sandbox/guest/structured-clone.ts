@@ -1,7 +1,14 @@
 /** structuredClone for the serializable types of the HTML standard (no transfer); cycles and shared references are kept. */
 import { DOMException } from './errors.ts';
 import {
-  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeSlice, ArrayIsArray, BigIntPrototypeToString, BooleanPrototypeValueOf, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, DatePrototypeGetTime, FunctionPrototypeToString, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberPrototypeValueOf, ObjectKeys, ObjectPrototypeToString, RegExpPrototypeGetFlags, RegExpPrototypeGetSource, SafeMap, SetPrototypeAdd, SetPrototypeForEach, StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteOffset, TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, ObjectDefineProperty, ObjectHasOwn, StringPrototypeSlice, toDOMString,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeSlice, ArrayIsArray,
+  BigIntPrototypeToString, BooleanPrototypeValueOf, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength,
+  DataViewPrototypeGetByteOffset, DatePrototypeGetTime, FunctionPrototypeToString, MapPrototypeForEach,
+  MapPrototypeGet, MapPrototypeSet, NumberPrototypeValueOf, ObjectKeys, ObjectPrototypeToString,
+  RegExpPrototypeGetFlags, RegExpPrototypeGetSource, SafeMap, SetPrototypeAdd, SetPrototypeForEach,
+  StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteOffset,
+  TypedArrayPrototypeGetLength, TypedArrayPrototypeGetSymbolToStringTag, ObjectDefineProperty, ObjectHasOwn,
+  StringPrototypeSlice, toDOMString,
 } from './primordials.ts';
 
 const ERROR_CONSTRUCTORS: Readonly<Record<string, ErrorConstructor>> = {

@@ -1,7 +1,9 @@
 /** setTimeout, setInterval, their clear functions and queueMicrotask, on the host async `sleep` op: each pending timer is one request. */
 import { hostCancel, hostRequest } from './bridge.ts';
 import {
-  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite, PromisePrototypeThen, PromiseResolve, ReflectApply, SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc, toNumber, SymbolToPrimitive, SymbolDispose,
+  MapPrototypeClear, MapPrototypeDelete, MapPrototypeForEach, MapPrototypeGet, MapPrototypeSet, NumberIsFinite,
+  PromisePrototypeThen, PromiseResolve, ReflectApply, SafeMap, TypeErrorCtor, ArrayPrototypeSlice, MathMax, MathTrunc,
+  toNumber, SymbolToPrimitive, SymbolDispose,
 } from './primordials.ts';
 import { reportUncaught } from './uncaught.ts';
 

@@ -6,7 +6,11 @@
  */
 import { utf8Encode, TextDecoder } from './encoding.ts';
 import {
-  ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt, StringPrototypeCodePointAt, StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart, StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag, TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString,
+  ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate,
+  ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt,
+  StringPrototypeCodePointAt, StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart,
+  StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag,
+  TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString,
 } from './primordials.ts';
 
 const EOF = -1;

@@ -56,7 +56,7 @@ describe('doors after boot', () => {
       .toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
   });
 
-  it('makes no door reachable from any object graph reachable from globalThis', async () => {
+  it('makes no door reachable from any object graph reachable from globalThis, nor named in any reachable source', async () => {
     // The test host stashes the door functions under a symbol before boot (boot deletes only the globals).
     const isolate = new ivm.Isolate({ memoryLimit: 64, snapshot: await runtimeSnapshot() });
     try {
@@ -70,11 +70,14 @@ describe('doors after boot', () => {
         const seen = new Set();
         const queue = [globalThis];
         let hits = 0;
+        let sourcesNamingDoors = 0;
+        const toSource = Function.prototype.toString;
         while (queue.length > 0) {
           const value = queue.pop();
           if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value)) continue;
           seen.add(value);
           if (doors.includes(value)) hits++;
+          if (typeof value === 'function' && /__paddock_(request|call|cancel|settle)/.test(toSource.call(value))) sourcesNamingDoors++;
           queue.push(Object.getPrototypeOf(value));
           for (const key of Reflect.ownKeys(value)) {
             const d = Object.getOwnPropertyDescriptor(value, key);
@@ -82,9 +85,10 @@ describe('doors after boot', () => {
             if (d.get) { try { queue.push(d.get.call(value)); } catch {} }
           }
         }
-        JSON.stringify({ hits, visited: seen.size });`, { copy: true }) as string;
-      const { hits, visited } = JSON.parse(found) as { hits: number; visited: number };
+        JSON.stringify({ hits, sourcesNamingDoors, visited: seen.size });`, { copy: true }) as string;
+      const { hits, sourcesNamingDoors, visited } = JSON.parse(found) as { hits: number; sourcesNamingDoors: number; visited: number };
       expect(hits).toBe(0);
+      expect(sourcesNamingDoors).toBe(0);
       expect(visited).toBeGreaterThan(500);
     } finally {
       isolate.dispose();

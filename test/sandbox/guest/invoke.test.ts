@@ -4,6 +4,7 @@
  * data; abort ends the call with an AbortError and cancels what is in flight; host denials are
  * rebuilt as Deno.errors classes with Deno's exact message.
  */
+import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGuest, HostFailure, type Guest, type GuestOptions } from './helpers/fake-host.ts';
 
@@ -82,6 +83,36 @@ describe('tool invocation', () => {
     expect(await g.invoke('var __paddock_module = { name: "x" };', call)).toEqual({
       error: { name: 'TypeError', message: 'The tool module has no default export function.' },
     });
+  });
+});
+
+describe('a module bundled as the host bundles it', () => {
+  it('runs an esbuild IIFE with globalName __paddock_module', async () => {
+    const source = `
+      export const name = "weather";
+      export const description = "Current weather.";
+      export const parameters = { type: "object", properties: { city: { type: "string" } } };
+      export const permissions = { net: ["api.example"] };
+      interface Params { city: string }
+      export default async function execute(params: Params, ctx: { callId: string; update(text: string): Promise<void> }): Promise<string> {
+        await ctx.update("looking up " + params.city);
+        const response = await fetch(\`https://api.example/\${encodeURIComponent(params.city)}\`);
+        return \`\${params.city}: \${await response.text()} (\${ctx.callId})\`;
+      }`;
+    const bundled = await build({
+      stdin: { contents: source, loader: 'ts', sourcefile: 'weather.ts' }, bundle: true, write: false, format: 'iife',
+      globalName: '__paddock_module', platform: 'neutral', target: 'es2024',
+    });
+    const g = await start({
+      async: {
+        fetch: (args) => ({ status: 200, statusText: 'OK', headers: [], url: args.url, redirected: false, body: new TextEncoder().encode('sunny') }),
+        update: () => null,
+      },
+    });
+    expect(await g.invoke(bundled.outputFiles[0]!.text, { kind: 'tool', params: { city: 'São Paulo' }, callId: 'c-9', sessionId: null }))
+      .toEqual({ content: 'São Paulo: sunny (c-9)', isError: false, metadata: null, terminate: false });
+    expect(g.requests.map((request) => request.op)).toEqual(['update', 'fetch']);
+    expect(g.requests[1]?.args).toMatchObject({ url: 'https://api.example/S%C3%A3o%20Paulo' });
   });
 });
 
