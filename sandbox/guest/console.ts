@@ -48,7 +48,7 @@ export function formatLogArgs(args: readonly unknown[]): string {
       const arg = args[next];
       switch (spec) {
         case 's':
-          piece = typeof arg === 'bigint' ? `${BigIntPrototypeToString(arg)}n` : typeof arg === 'object' && arg !== null ? inspect(arg, { depth: 1 }) : typeof arg === 'symbol' ? inspect(arg) : toDOMString(arg);
+          piece = typeof arg === 'bigint' ? BigIntPrototypeToString(arg) : typeof arg === 'object' && arg !== null ? inspect(arg, { depth: 1 }) : typeof arg === 'symbol' ? inspect(arg) : toDOMString(arg);
           break;
         case 'd': case 'i': piece = toInteger(arg); break;
         case 'f': piece = toFloat(arg); break;

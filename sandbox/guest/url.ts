@@ -5,12 +5,13 @@
  * the host re-parses and checks every URL it is given, so this is about fidelity, not safety.
  */
 import { utf8Encode, TextDecoder } from './encoding.ts';
+import { customInspect, type InspectFunction } from './inspect-hook.ts';
 import {
   ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate,
   ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt,
   StringPrototypeCodePointAt, StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart,
   StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag,
-  TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString,
+  TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString, MapPrototypeSet,
 } from './primordials.ts';
 
 const EOF = -1;
@@ -1132,6 +1133,17 @@ export class URLSearchParams {
   toString(): string {
     return serializeFormUrlencoded(this.#list);
   }
+
+  // Deno shows the pairs the way it shows a Map's entries.
+  [customInspect](inspect: InspectFunction): string {
+    const entries = new Map<string, string>();
+    for (let i = 0; i < this.#list.length; i++) {
+      const pair = this.#list[i] as [string, string];
+      MapPrototypeSet(entries, pair[0], pair[1]);
+    }
+    const text = inspect(entries);
+    return 'URLSearchParams ' + StringPrototypeSlice(text, StringPrototypeIndexOf(text, '{'));
+  }
 }
 ObjectDefineProperty(URLSearchParams.prototype, SymbolToStringTag, { value: 'URLSearchParams', configurable: true });
 
@@ -1291,6 +1303,13 @@ export class URL {
 
   toString(): string { return this.href; }
   toJSON(): string { return this.href; }
+
+  [customInspect](inspect: InspectFunction): string {
+    return 'URL ' + inspect({
+      href: this.href, origin: this.origin, protocol: this.protocol, username: this.username, password: this.password,
+      host: this.host, hostname: this.hostname, port: this.port, pathname: this.pathname, hash: this.hash, search: this.search,
+    });
+  }
 
   /** Setters work on a copy so that a failed parse leaves the URL unchanged. */
   #applyOverride(value: string, state: State): void {

@@ -44,6 +44,15 @@ console.log("a".repeat(100));
 console.log({ text: "b".repeat(90) });
 console.log(new Uint8Array(200));
 console.log({ nested: new Map([["a", [1, 2, { deep: { deeper: { deepest: 1 } } }]]]) });
+console.log(new URL("https://a.b/c?d#e"), new URLSearchParams("a=1&b=2"), new URLSearchParams(""));
+console.log("%s|%s|%s|%s", null, undefined, 1n, Symbol("s"), "rest");
+console.log("%d|%i|%f", "42abc", 3.9, "x");
+console.log(["apple", "banana", "cherry", "date", "elderberry", "fig", "grape", "honeydew"]);
+console.log({ arr: Array.from({ length: 8 }, (_, i) => ({ id: i })) });
+console.log(new Float64Array([1.5, -0, NaN]), new BigInt64Array([1n, -2n]));
+console.log(new (class Foo extends Map {})([[1, 2]]), new (class Bar extends Array {})(1, 2));
+console.log(Object.defineProperty({}, Symbol.toStringTag, { value: "Tagged" }));
+const shared = { s: 1 }; console.log([shared, shared], new Array(3).fill({ same: true }));
 `;
 
 describe('console formatting, compared with Deno 2', () => {
