@@ -1,5 +1,6 @@
 /** TextEncoder, TextDecoder (UTF-8 and UTF-16LE), atob and btoa, with Deno's error names and messages. */
 import { DOMException } from './errors.ts';
+import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
   ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor,
   ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer,
@@ -83,6 +84,10 @@ function resolveLabel(label: string): 'utf-8' | 'utf-16le' | null {
 export class TextEncoder {
   get encoding(): string { return 'utf-8'; }
 
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named('TextEncoder', { encoding: 'utf-8' }));
+  }
+
   encode(input: string = ''): Uint8Array {
     return utf8Encode(toDOMString(input));
   }
@@ -130,6 +135,10 @@ export class TextDecoder {
   get encoding(): string { return this.#encoding; }
   get fatal(): boolean { return this.#fatal; }
   get ignoreBOM(): boolean { return this.#ignoreBOM; }
+
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named('TextDecoder', { encoding: this.#encoding, fatal: this.#fatal, ignoreBOM: this.#ignoreBOM }));
+  }
 
   decode(input?: unknown, options: { stream?: boolean } = {}): string {
     const stream = toBoolean(options.stream);

@@ -1,17 +1,13 @@
 /** Event, EventTarget, CustomEvent, AbortController and AbortSignal (no DOM tree: dispatch reaches the target only). */
 import { DOMException, abortError } from './errors.ts';
+import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
-  ArrayPrototypeSlice, DateNow, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push, ArrayPrototypeSplice,
+  ArrayPrototypeSlice, ObjectDefineProperty, ReflectApply, TypeErrorCtor, push, ArrayPrototypeSplice,
   SymbolToStringTag, toDOMString, toBoolean,
 } from './primordials.ts';
 import { setTimeout } from './timers.ts';
 import { reportUncaught } from './uncaught.ts';
 
-// Set at boot, not when the snapshot is made, so timeStamp counts from the call's start.
-let startedAt = 0;
-export function startEventClock(): void {
-  startedAt = DateNow();
-}
 
 let beginDispatch: (event: Event, target: EventTarget) => void;
 let endDispatch: (event: Event) => void;
@@ -44,7 +40,7 @@ export class Event {
     this.#bubbles = toBoolean(init.bubbles);
     this.#cancelable = toBoolean(init.cancelable);
     this.#composed = toBoolean(init.composed);
-    this.#timeStamp = DateNow() - startedAt;
+    this.#timeStamp = 0; // as Deno reports it for events made in script
   }
 
   get type(): string { return this.#type; }
@@ -66,6 +62,14 @@ export class Event {
   stopPropagation(): void { this.#stop = true; }
   stopImmediatePropagation(): void { this.#stop = true; this.#stopImmediate = true; }
   composedPath(): EventTarget[] { return this.#dispatching && this.#currentTarget !== null ? [this.#currentTarget] : []; }
+
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named(toDOMString(this.constructor.name), {
+      bubbles: this.#bubbles, cancelable: this.#cancelable, composed: this.#composed, currentTarget: this.#currentTarget,
+      defaultPrevented: this.#defaultPrevented, eventPhase: this.#phase, srcElement: this.#target, target: this.#target,
+      returnValue: !this.#defaultPrevented, timeStamp: this.#timeStamp, type: this.#type,
+    }));
+  }
 
   // Dispatch state lives in private fields; only dispatchEvent below may touch it.
   static {
@@ -192,6 +196,10 @@ export class AbortSignal extends EventTarget {
     if (this.#aborted) throw this.#reason;
   }
 
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named('AbortSignal', { aborted: this.#aborted, reason: this.#reason, onabort: this.#onabort }));
+  }
+
   static abort(reason?: unknown): AbortSignal {
     const signal = createSignal();
     signalAbort(signal, reason === undefined ? abortError() : reason);
@@ -252,6 +260,10 @@ export class AbortController {
   get signal(): AbortSignal { return this.#signal; }
   abort(reason?: unknown): void {
     signalAbort(this.#signal, reason === undefined ? abortError() : reason);
+  }
+
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named('AbortController', { signal: this.#signal }));
   }
 }
 ObjectDefineProperty(AbortController.prototype, SymbolToStringTag, { value: 'AbortController', configurable: true });

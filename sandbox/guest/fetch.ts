@@ -8,7 +8,7 @@ import { base64ToBytes, bufferSourceBytes, copyBytes, TextDecoder, utf8Encode } 
 import { abortError } from './errors.ts';
 import { AbortSignal, createSignal, signalAbort } from './events.ts';
 import { Headers, headersFromWire, headersToWire, setGuard, type HeadersInit } from './headers.ts';
-import { customInspect, type InspectFunction } from './inspect-hook.ts';
+import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
   ArrayBufferIsView, ArrayBufferCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectPrototypeToString, PromiseReject,
   PromiseResolve, RangeErrorCtor, RegExpPrototypeTest, StringPrototypeIndexOf, StringPrototypeSlice,
@@ -91,6 +91,10 @@ class MinimalStream {
   cancel(): Promise<void> {
     this.#state.used = true;
     return PromiseResolve(undefined);
+  }
+
+  [customInspect](inspect: InspectFunction): string {
+    return inspect(named('ReadableStream', { locked: this.#locked, state: this.#state.used ? 'closed' : 'readable', supportsBYOB: false }));
   }
 
   [SymbolAsyncIterator](): AsyncIterableIterator<Uint8Array> {
@@ -222,10 +226,10 @@ export class Response {
 
   [customInspect](inspect: InspectFunction): string {
     const fields = this.#fields;
-    return `Response ${inspect({
+    return inspect(named('Response', {
       body: this.body, bodyUsed: fields.body.used, headers: fields.headers, ok: this.ok, redirected: fields.redirected,
       status: fields.status, statusText: fields.statusText, url: fields.url,
-    })}`;
+    }));
   }
 }
 ObjectDefineProperty(Response.prototype, SymbolToStringTag, { value: 'Response', configurable: true });
@@ -345,9 +349,9 @@ export class Request {
 
   [customInspect](inspect: InspectFunction): string {
     const fields = this.#fields;
-    return `Request ${inspect({
+    return inspect(named('Request', {
       bodyUsed: fields.body.used, headers: fields.headers, method: fields.method, redirect: fields.redirect, url: fields.url,
-    })}`;
+    }));
   }
 }
 ObjectDefineProperty(Request.prototype, SymbolToStringTag, { value: 'Request', configurable: true });

@@ -1,6 +1,6 @@
 /** Headers, with Deno's validation messages, guards, sorted combined iteration and getSetCookie(). */
 import type { HttpHeaders } from '../protocol.ts';
-import { customInspect, type InspectFunction } from './inspect-hook.ts';
+import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
   ArrayPrototypeJoin, ArrayPrototypeSplice, ObjectCreate, ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys,
   RegExpPrototypeTest, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator,
@@ -154,7 +154,7 @@ export class Headers {
       const pair = entries[i] as [string, string];
       ObjectDefineProperty(record, pair[0], { value: pair[1], enumerable: true, writable: true, configurable: true });
     }
-    return `Headers ${inspect(record)}`;
+    return inspect(named('Headers', record));
   }
 }
 ObjectDefineProperty(Headers.prototype, SymbolToStringTag, { value: 'Headers', configurable: true });

@@ -11,7 +11,7 @@ import { Crypto, createCrypto } from './crypto.ts';
 import { createDeno } from './deno.ts';
 import { atob, btoa, TextDecoder, TextEncoder } from './encoding.ts';
 import { DOMException } from './errors.ts';
-import { AbortController, AbortSignal, CustomEvent, Event, EventTarget, startEventClock } from './events.ts';
+import { AbortController, AbortSignal, CustomEvent, Event, EventTarget } from './events.ts';
 import { fetch, Request, Response } from './fetch.ts';
 import { Headers } from './headers.ts';
 import { abort, invoke } from './invoke.ts';
@@ -49,7 +49,6 @@ function boot(): void {
     cancel: (id) => (cancel as (id: number) => unknown)(id),
   };
   installDoors(doors);
-  startEventClock();
 
   defineGlobal('URL', URL);
   defineGlobal('URLSearchParams', URLSearchParams);

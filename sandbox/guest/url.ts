@@ -5,7 +5,7 @@
  * the host re-parses and checks every URL it is given, so this is about fidelity, not safety.
  */
 import { utf8Encode, TextDecoder } from './encoding.ts';
-import { customInspect, type InspectFunction } from './inspect-hook.ts';
+import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
   ArrayPrototypeJoin, ArrayPrototypeSlice, ArrayPrototypeSplice, MathFloor, NumberPrototypeToString, ObjectCreate,
   ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt,
@@ -1305,10 +1305,10 @@ export class URL {
   toJSON(): string { return this.href; }
 
   [customInspect](inspect: InspectFunction): string {
-    return 'URL ' + inspect({
+    return inspect(named('URL', {
       href: this.href, origin: this.origin, protocol: this.protocol, username: this.username, password: this.password,
       host: this.host, hostname: this.hostname, port: this.port, pathname: this.pathname, hash: this.hash, search: this.search,
-    });
+    }));
   }
 
   /** Setters work on a copy so that a failed parse leaves the URL unchanged. */

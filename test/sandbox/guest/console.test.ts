@@ -53,6 +53,9 @@ console.log(new Float64Array([1.5, -0, NaN]), new BigInt64Array([1n, -2n]));
 console.log(new (class Foo extends Map {})([[1, 2]]), new (class Bar extends Array {})(1, 2));
 console.log(Object.defineProperty({}, Symbol.toStringTag, { value: "Tagged" }));
 const shared = { s: 1 }; console.log([shared, shared], new Array(3).fill({ same: true }));
+console.log(new Response("x"));
+console.log(new AbortController(), AbortSignal.abort("r"), new Event("x"));
+console.log(new TextEncoder(), new TextDecoder());
 `;
 
 describe('console formatting, compared with Deno 2', () => {
