@@ -123,9 +123,10 @@ function fileInfo(info: FileInfo): Record<string, unknown> {
     atime: toDate(info.atime),
     birthtime: toDate(info.birthtime),
     ctime: null,
+    // The protocol carries no device/inode data; Deno's key order is kept so output compares.
     dev: 0,
-    ino: null,
     mode: typeof info.mode === 'number' ? info.mode : null,
+    ino: null,
     nlink: null,
     uid: null,
     gid: null,
