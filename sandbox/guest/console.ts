@@ -96,12 +96,6 @@ function emit(level: Level, text: string): void {
   hostCall('log', { level, text: indented });
 }
 
-function argsOf(list: IArguments | unknown[]): unknown[] {
-  const out: unknown[] = [];
-  for (let i = 0; i < list.length; i++) out[i] = list[i];
-  return out;
-}
-
 const counts = new SafeMap<string, number>();
 const timers = new SafeMap<string, number>();
 
@@ -111,22 +105,22 @@ export function createConsole(): Console {
     ObjectDefineProperty(fn, 'name', { value: name });
     ObjectDefineProperty(console, name, { value: fn, writable: true, enumerable: true, configurable: true });
   };
-  method('log', function log(...args: unknown[]) { emit('info', formatLogArgs(argsOf(args))); });
-  method('info', function info(...args: unknown[]) { emit('info', formatLogArgs(argsOf(args))); });
-  method('debug', function debug(...args: unknown[]) { emit('debug', formatLogArgs(argsOf(args))); });
-  method('warn', function warn(...args: unknown[]) { emit('warn', formatLogArgs(argsOf(args))); });
-  method('error', function error(...args: unknown[]) { emit('error', formatLogArgs(argsOf(args))); });
+  method('log', function log(...args: unknown[]) { emit('info', formatLogArgs(args)); });
+  method('info', function info(...args: unknown[]) { emit('info', formatLogArgs(args)); });
+  method('debug', function debug(...args: unknown[]) { emit('debug', formatLogArgs(args)); });
+  method('warn', function warn(...args: unknown[]) { emit('warn', formatLogArgs(args)); });
+  method('error', function error(...args: unknown[]) { emit('error', formatLogArgs(args)); });
   method('trace', function trace(...args: unknown[]) {
     const stack = new Error().stack ?? '';
     const at = StringPrototypeIndexOf(stack, '\n');
-    emit('error', `Trace${args.length > 0 ? ': ' + formatLogArgs(argsOf(args)) : ''}${at === -1 ? '' : StringPrototypeSlice(stack, at)}`);
+    emit('error', `Trace${args.length > 0 ? ': ' + formatLogArgs(args) : ''}${at === -1 ? '' : StringPrototypeSlice(stack, at)}`);
   });
   method('dir', function dir(value?: unknown) { emit('info', inspect(value)); });
-  method('dirxml', function dirxml(...args: unknown[]) { emit('info', formatLogArgs(argsOf(args))); });
-  method('table', function table(...args: unknown[]) { emit('info', formatLogArgs(argsOf(args))); });
+  method('dirxml', function dirxml(...args: unknown[]) { emit('info', formatLogArgs(args)); });
+  method('table', function table(...args: unknown[]) { emit('info', formatLogArgs(args)); });
   method('assert', function assert(condition?: unknown, ...args: unknown[]) {
     if (condition) return;
-    const rest = argsOf(args);
+    const rest = args;
     if (rest.length === 0) emit('error', 'Assertion failed');
     else if (typeof rest[0] === 'string') { rest[0] = `Assertion failed: ${rest[0]}`; emit('error', formatLogArgs(rest)); }
     else emit('error', 'Assertion failed: ' + formatLogArgs(rest));
@@ -159,14 +153,14 @@ export function createConsole(): Console {
     const suffix = extra.length > 0 ? ' ' + formatLogArgs(extra) : '';
     emit('info', `${key}: ${DateNow() - started}ms${suffix}`);
   };
-  method('timeLog', function timeLog(label: unknown = 'default', ...extra: unknown[]) { elapsed(label, false, argsOf(extra)); });
+  method('timeLog', function timeLog(label: unknown = 'default', ...extra: unknown[]) { elapsed(label, false, extra); });
   method('timeEnd', function timeEnd(label: unknown = 'default') { elapsed(label, true, []); });
   method('group', function group(...args: unknown[]) {
-    if (args.length > 0) emit('info', formatLogArgs(argsOf(args)));
+    if (args.length > 0) emit('info', formatLogArgs(args));
     groupIndent += '  ';
   });
   method('groupCollapsed', function groupCollapsed(...args: unknown[]) {
-    if (args.length > 0) emit('info', formatLogArgs(argsOf(args)));
+    if (args.length > 0) emit('info', formatLogArgs(args));
     groupIndent += '  ';
   });
   method('groupEnd', function groupEnd() {

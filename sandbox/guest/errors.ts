@@ -31,14 +31,17 @@ export class DOMException extends ErrorCtor {
   override get name(): string { return #name in this ? this.#name : 'Error'; }
   get code(): number { return #code in this ? this.#code : 0; }
 }
-for (const key of ['INDEX_SIZE_ERR', 'DOMSTRING_SIZE_ERR', 'HIERARCHY_REQUEST_ERR', 'WRONG_DOCUMENT_ERR',
+// The legacy code constants (INDEX_SIZE_ERR = 1 ... DATA_CLONE_ERR = 25) on the class and its prototype.
+const LEGACY_CODE_NAMES = ['INDEX_SIZE_ERR', 'DOMSTRING_SIZE_ERR', 'HIERARCHY_REQUEST_ERR', 'WRONG_DOCUMENT_ERR',
   'INVALID_CHARACTER_ERR', 'NO_DATA_ALLOWED_ERR', 'NO_MODIFICATION_ALLOWED_ERR', 'NOT_FOUND_ERR',
   'NOT_SUPPORTED_ERR', 'INUSE_ATTRIBUTE_ERR', 'INVALID_STATE_ERR', 'SYNTAX_ERR', 'INVALID_MODIFICATION_ERR',
   'NAMESPACE_ERR', 'INVALID_ACCESS_ERR', 'VALIDATION_ERR', 'TYPE_MISMATCH_ERR', 'SECURITY_ERR', 'NETWORK_ERR',
-  'ABORT_ERR', 'URL_MISMATCH_ERR', 'QUOTA_EXCEEDED_ERR', 'TIMEOUT_ERR', 'INVALID_NODE_TYPE_ERR', 'DATA_CLONE_ERR'].entries()) {
-  const descriptor = { value: key[0] + 1, enumerable: true };
-  ObjectDefineProperty(DOMException, key[1], descriptor);
-  ObjectDefineProperty(DOMException.prototype, key[1], descriptor);
+  'ABORT_ERR', 'URL_MISMATCH_ERR', 'QUOTA_EXCEEDED_ERR', 'TIMEOUT_ERR', 'INVALID_NODE_TYPE_ERR', 'DATA_CLONE_ERR'];
+for (let i = 0; i < LEGACY_CODE_NAMES.length; i++) {
+  const name = LEGACY_CODE_NAMES[i] as string;
+  const descriptor = { value: i + 1, enumerable: true };
+  ObjectDefineProperty(DOMException, name, descriptor);
+  ObjectDefineProperty(DOMException.prototype, name, descriptor);
 }
 ObjectDefineProperty(DOMException.prototype, Symbol.toStringTag, { value: 'DOMException', configurable: true });
 
