@@ -2,11 +2,11 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { serve } from '@hono/node-server';
-import type { ServerType } from '@hono/node-server';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { KeyStore, loadOrCreateGeneratedKey } from './auth/keys.ts';
 import type { Config } from './config/schema.ts';
 import { createApp } from './http/app.ts';
+import { listen } from './http/listen.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { PADDOCK_VERSION } from './version.ts';
@@ -33,7 +33,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let draining = false;
   const app = createApp({ config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, isDraining: () => draining });
 
-  const server = await listen(app.fetch, config);
+  const server = await listenOrExplain(app.fetch, config);
+  const responses = trackResponses(server, () => draining);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -44,17 +45,18 @@ export async function startService(config: Config, log: Logger): Promise<Running
     port: address.port,
     async shutdown(graceMs = config.http.shutdownGraceMs) {
       draining = true;
-      log.info({ graceMs }, 'shutting down: no new connections; waiting for in-flight requests');
       const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
-      // Idle keep-alive sockets would hold close() open for nothing.
-      if ('closeIdleConnections' in server) server.closeIdleConnections();
+      // Logged once the listener is closed, so the line is true when read (tests rely on it).
+      log.info({ graceMs }, 'shutting down: no new connections; waiting for in-flight requests');
+      // Idle keep-alive sockets would hold close() open for nothing, and so would the sockets of
+      // requests in flight once their responses are done.
+      server.closeIdleConnections();
+      for (const response of responses) closeConnectionAfter(response, server);
       let forced = 0;
       const timer = setTimeout(() => {
-        if ('closeAllConnections' in server) {
-          forced = 1;
-          log.warn({ graceMs }, 'grace period over: closing the remaining connections');
-          server.closeAllConnections();
-        }
+        forced = 1;
+        log.warn({ graceMs }, 'grace period over: closing the remaining connections');
+        server.closeAllConnections();
       }, graceMs);
       await closed;
       clearTimeout(timer);
@@ -62,6 +64,27 @@ export async function startService(config: Config, log: Logger): Promise<Running
       return { forced };
     },
   };
+}
+
+/**
+ * Responses not yet done, so that a shutdown can close their connections after them. While draining,
+ * a request that still arrives on a kept-alive connection is answered with `Connection: close`.
+ */
+function trackResponses(server: Server, isDraining: () => boolean): Set<ServerResponse> {
+  const open = new Set<ServerResponse>();
+  // Before the app's listener, so the header can still be set whatever the app does next.
+  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (isDraining()) response.setHeader('connection', 'close');
+    open.add(response);
+    response.once('close', () => { open.delete(response); });
+  });
+  return open;
+}
+
+/** Without this a keep-alive connection outlives its response and holds close() open until the grace period ends. */
+function closeConnectionAfter(response: ServerResponse, server: Server): void {
+  if (!response.headersSent) response.setHeader('connection', 'close');
+  else response.once('finish', () => { server.closeIdleConnections(); }); // after Node detaches the socket: idle now
 }
 
 async function resolveKeys(config: Config, log: Logger): Promise<KeyStore> {
@@ -95,23 +118,19 @@ async function ensureWritableDataDir(dataDir: string): Promise<void> {
   }
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, config: Config): Promise<ServerType> {
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname: config.host, port: config.port, serverOptions: { headersTimeout: config.http.headersTimeoutMs } }, () => {
-      server.off('error', onError);
-      resolve(server);
-    });
-    const onError = (error: NodeJS.ErrnoException) => {
-      const where = `${config.host}:${config.port}`;
-      const reason = error.code === 'EADDRINUSE' ? 'the address is already in use'
-        : error.code === 'EACCES' ? 'permission denied'
-        : error.code === 'EADDRNOTAVAIL' ? 'the address is not available on this machine'
-        : error.code === 'ENOTFOUND' ? 'the host name does not resolve'
-        : error.code ?? error.message;
-      reject(new StartupError(`cannot listen on ${where}: ${reason}`, { cause: error }));
-    };
-    server.once('error', onError);
-  });
+async function listenOrExplain(fetch: (request: Request) => Response | Promise<Response>, config: Config): Promise<Server> {
+  try {
+    return await listen(fetch, { host: config.host, port: config.port, headersTimeoutMs: config.http.headersTimeoutMs });
+  } catch (caught) {
+    const error = caught as NodeJS.ErrnoException;
+    const where = `${config.host}:${config.port}`;
+    const reason = error.code === 'EADDRINUSE' ? 'the address is already in use'
+      : error.code === 'EACCES' ? 'permission denied'
+      : error.code === 'EADDRNOTAVAIL' ? 'the address is not available on this machine'
+      : error.code === 'ENOTFOUND' ? 'the host name does not resolve'
+      : error.code ?? error.message;
+    throw new StartupError(`cannot listen on ${where}: ${reason}`, { cause: error });
+  }
 }
 
 export function isLoopback(host: string): boolean {
