@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { AuditSink, CallIdentity } from './audit.ts';
+import { buildGuestRuntime } from './bundler/guest-runtime.ts';
 import type { Bundle } from './bundler/tool-bundle.ts';
 import { bundleSnippet } from './bundler/tool-bundle.ts';
 import { CallError } from './errors.ts';
@@ -64,6 +66,25 @@ export type ToolOutcome =
 export type ExecOutcome =
   | { ok: true; result: unknown; logs: LogLine[]; cpuMs: number; durationMs: number }
   | { ok: false; error: CallFailureInfo; logs: LogLine[]; cpuMs: number; durationMs: number };
+
+/** What a tool module exports besides execute, as JSON copies (null where absent or not JSON). */
+export interface ModuleDeclarations {
+  name: unknown;
+  description: unknown;
+  parameters: unknown;
+  permissions: unknown;
+  hasExecute: boolean;
+}
+
+const NO_WIRE_GRANT: WireGrant = { net: [], read: [], write: [], env: [] };
+
+/** Starts a sandbox with the guest runtime built from sandbox/guest (once per process). */
+export async function startSandbox(options: Omit<SandboxOptions, 'runtime'>): Promise<Sandbox> {
+  const code = await buildGuestRuntime();
+  const sandbox = new Sandbox({ ...options, runtime: { code, hash: createHash('sha256').update(code).digest('hex') } });
+  await sandbox.ready();
+  return sandbox;
+}
 
 /** Names the guest sees for host-side failures that have no guest error class. */
 const NAME_BY_KIND: Readonly<Record<CallErrorKind, string>> = {
@@ -139,6 +160,18 @@ export class Sandbox {
     const durationMs = performance.now() - started;
     if (!reply.ok) return { ok: false, error: failureInfo(reply), logs, cpuMs: reply.cpuMs, durationMs };
     return { ok: true, result: (reply.value as { result: unknown }).result, logs, cpuMs: reply.cpuMs, durationMs };
+  }
+
+  /**
+   * Reads a module's declarations by evaluating it in a sandbox with no grant (its top level runs,
+   * execute does not). The values are JSON copies; the registry validates them.
+   */
+  async describe(bundle: Bundle, identity: CallIdentity): Promise<{ ok: true; declarations: ModuleDeclarations } | { ok: false; error: CallFailureInfo }> {
+    const reply = await this.#pool.run({
+      request: this.#request({ identity, grant: NO_WIRE_GRANT, cwd: '/', secrets: {}, limits: { wallTimeMs: 5000, cpuTimeMs: 2000 } }, bundle, { kind: 'describe' }),
+    });
+    if (!reply.ok) return { ok: false, error: failureInfo(reply) };
+    return { ok: true, declarations: (reply.value as { result: ModuleDeclarations }).result };
   }
 
   close(): Promise<void> {

@@ -26,7 +26,8 @@ export const GUEST_ENTRY_GLOBALS = {
 /** The argument of `__paddock_invoke`, copied into the isolate. */
 export type GuestInvokeInput =
   | { kind: 'tool'; params: unknown; callId: string; sessionId: string | null }
-  | { kind: 'exec' };
+  | { kind: 'exec' }
+  | { kind: 'describe' };
 
 /** A thrown error, as the guest reports it: the error's class name and message, nothing else. */
 export interface GuestThrown { error: { name: string; message: string } }

@@ -9,7 +9,7 @@ import { cancelAllRequests, hostRequest } from './bridge.ts';
 import { DOMException } from './errors.ts';
 import { AbortController } from './events.ts';
 import {
-  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen,
+  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen, PromiseResolve,
   ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
 } from './primordials.ts';
 import { clearAllTimers } from './timers.ts';
@@ -17,7 +17,8 @@ import { onUncaught } from './uncaught.ts';
 
 export type InvokeInput =
   | { kind: 'tool'; params: unknown; callId: string; sessionId: string | null }
-  | { kind: 'exec' };
+  | { kind: 'exec' }
+  | { kind: 'describe' };
 
 export interface InvokeError { error: { name: string; message: string } }
 export type InvokeOutput = GuestToolResult | { result: unknown } | InvokeError;
@@ -113,6 +114,24 @@ async function runExec(): Promise<{ result: unknown }> {
   return { result: jsonSafe(value) };
 }
 
+/**
+ * The module's declarations, for the registry: what it exports as name, description, parameters
+ * and permissions (JSON copies; whatever is not JSON is dropped) and whether it has an execute.
+ */
+function runDescribe(): { result: unknown } {
+  const module = readModule();
+  const field = (key: string): unknown => (ObjectHasOwn(module, key) ? jsonSafe(module[key]) : null);
+  return {
+    result: {
+      name: field('name'),
+      description: field('description'),
+      parameters: field('parameters'),
+      permissions: field('permissions'),
+      hasExecute: ObjectHasOwn(module, 'default') && typeof module.default === 'function',
+    },
+  };
+}
+
 /** `__paddock_invoke`: the host calls it once per context (tests call it more often). */
 export function invoke(input: unknown): Promise<InvokeOutput> {
   const { promise, resolve } = withResolvers<InvokeOutput>();
@@ -133,6 +152,8 @@ export function invoke(input: unknown): Promise<InvokeOutput> {
       work = runTool(params, toDOMString(callId), typeof sessionId === 'string' ? sessionId : null);
     } else if (kind === 'exec') {
       work = runExec();
+    } else if (kind === 'describe') {
+      work = PromiseResolve(runDescribe());
     } else {
       throw new TypeErrorCtor(`Unknown invocation kind: ${ObjectPrototypeToString(kind)}.`);
     }

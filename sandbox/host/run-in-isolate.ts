@@ -17,7 +17,9 @@ export interface HostHandlers {
 
 export type InvokeInput =
   | { kind: 'tool'; params: unknown; callId: string; sessionId: string | null }
-  | { kind: 'exec' };
+  | { kind: 'exec' }
+  /** Reads the module's declarations (name, description, parameters, permissions) without running execute. */
+  | { kind: 'describe' };
 
 export interface IsolateCall {
   /** The guest runtime script (defines `__paddock_boot`). */
