@@ -71,7 +71,8 @@ export interface DirEntryInfo {
 export type PermissionName = 'net' | 'read' | 'write' | 'env';
 
 export interface PermissionDescriptor {
-  name: PermissionName | string;
+  /** A permission name; anything else is answered with Deno's TypeError. */
+  name: string;
   /** net */
   host?: string;
   /** read / write */
