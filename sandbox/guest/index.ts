@@ -49,6 +49,9 @@ function boot(): void {
     cancel: (id) => (cancel as (id: number) => unknown)(id),
   };
   installDoors(doors);
+  // WebAssembly memories live outside the isolate's heap limit (measured: 20 x 64 MiB memories
+  // under a 16 MiB limit), so guest code gets no WebAssembly at all.
+  ReflectDeleteProperty(globalThisRef, 'WebAssembly');
 
   defineGlobal('URL', URL);
   defineGlobal('URLSearchParams', URLSearchParams);

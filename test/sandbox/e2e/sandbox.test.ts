@@ -97,3 +97,20 @@ describe('sandbox end to end', () => {
     expect(outcome).toMatchObject({ ok: true, result: { sum: 3, denied: 'NotCapable', process: 'undefined' }, logs: [{ level: 'info', text: 'working { n: 1 }' }] });
   });
 });
+
+describe('memory outside the heap limit', () => {
+  it('offers no WebAssembly, whose memories escape the heap limit', async () => {
+    const outcome = await sandbox.exec({ identity, code: 'return [typeof WebAssembly, typeof globalThis.WebAssembly];', language: 'js', grant: grantOf({}), cwd: folder, secrets: {} });
+    expect(outcome).toMatchObject({ ok: true, result: ['undefined', 'undefined'] });
+  });
+
+  it('counts ArrayBuffers and SharedArrayBuffers against the heap limit', async () => {
+    for (const kind of ['ArrayBuffer', 'SharedArrayBuffer']) {
+      const outcome = await sandbox.exec({
+        identity, code: `const kept = []; for (let i = 0; i < 40; i++) kept.push(new ${kind}(32 * 1024 * 1024)); return kept.length;`,
+        language: 'js', grant: grantOf({}), cwd: folder, secrets: {}, limits: { heapMiB: 64 },
+      });
+      expect(outcome.ok, kind).toBe(false);
+    }
+  });
+});
