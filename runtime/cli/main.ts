@@ -4,11 +4,18 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import { createLogger } from '../observability/logger.ts';
 import { StartupError, startService } from '../service.ts';
 import { PADDOCK_VERSION } from '../version.ts';
+import { checkCommand } from './check-command.ts';
+import { UsageError } from './run-args.ts';
+import { execCommand, runCommand } from './run-command.ts';
+import type { CliIo } from './run-command.ts';
 
 const USAGE = `Usage: paddock <command> [options]
 
 Commands:
   serve     Start the HTTP service (what "npm start" runs)
+  run       Run a tool module in the sandbox, like "deno run" (paddock run <file> --params '<json>' --allow-net=...)
+  exec      Run a code_exec snippet in the sandbox (paddock exec -e '<code>' or <file>)
+  check     Compile a tool module and check its exports (paddock check <file>)
   key       Create a new API key and print its config entry (only the hash goes in the config)
 
 Options:
@@ -31,6 +38,32 @@ Stops on SIGTERM or SIGINT: new connections are refused and in-flight requests g
 http.shutdownGraceMs to finish; then the process exits 0.
 `;
 
+const RUN_USAGE = `Usage: paddock run <tool-file> [--params '<json>'] [--allow-net[=hosts]] [--allow-read[=paths]]
+                   [--allow-write[=paths]] [--allow-env[=names]]
+
+Runs a tool module in its own isolate, as "deno run" would run it: the grant is these flags
+intersected with the module's \`permissions\`; --allow-env values come from this environment, and
+relative paths from this working directory. Prints the result's content to stdout and exits 0; a
+failed call prints "error: <ErrorName>: <message>" to stderr and exits 1. Updates (ctx.update) go to
+stderr as "update: <text>". scripts/deno-run.ts runs the same module under real Deno with the same
+output, so the two can be compared byte for byte.
+`;
+
+const EXEC_USAGE = `Usage: paddock exec (-e '<code>' | <file>) [--language ts|js] [--allow-net[=...]] [--allow-read[=...]]
+                    [--allow-write[=...]] [--allow-env[=...]]
+
+Runs a code_exec snippet: the body of an async function (await and return work at top level) in a
+fresh isolate with only the granted capabilities. Prints console output, then the returned value
+(strings as they are, anything else as JSON).
+`;
+
+const CHECK_USAGE = `Usage: paddock check <tool-file>
+
+Compiles a tool module with its relative imports, evaluates its top level in the sandbox with no
+grant, and checks its exports: name, description, parameters (JSON Schema), permissions and the
+default execute function. Prints every problem; exits 0 when the tool would load.
+`;
+
 const KEY_USAGE = `Usage: paddock key [--name <caller>] [--scope admin|invoke]
 
 Prints a new random API key and the "apiKeys" entry (with the key's SHA-256) to put in the config
@@ -42,11 +75,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
+      process.stderr.write(USAGE);
+      return 2;
     case '-h':
     case '--help':
     case 'help':
       process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
+      return 0;
     case '-v':
     case '--version':
       process.stdout.write(`paddock ${PADDOCK_VERSION}\n`);
@@ -55,6 +90,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       return serveCommand(rest);
     case 'key':
       return keyCommand(rest);
+    case 'run':
+      return sandboxCommand(rest, RUN_USAGE, runCommand);
+    case 'exec':
+      return sandboxCommand(rest, EXEC_USAGE, execCommand);
+    case 'check':
+      return sandboxCommand(rest, CHECK_USAGE, checkCommand);
     default:
       process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}`);
       return 2;
@@ -114,6 +155,26 @@ async function serveCommand(args: readonly string[]): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+}
+
+async function sandboxCommand(args: readonly string[], usage: string, run: (args: readonly string[], io: CliIo) => Promise<number>): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const io: CliIo = {
+    stdout: (text) => { process.stdout.write(text); },
+    stderr: (text) => { process.stderr.write(text); },
+    env: process.env,
+    cwd: process.cwd(),
+  };
+  try {
+    return await run(args, io);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`error: ${error.message}\n\n${usage}`);
+    return 2;
+  }
 }
 
 function keyCommand(args: readonly string[]): number {
