@@ -24,7 +24,7 @@ export interface RunningService {
   readonly url: string;
   readonly port: number;
   /** Stops accepting, lets in-flight requests finish within `graceMs`, then closes what is left. */
-  shutdown(graceMs?: number): Promise<{ forced: number }>;
+  shutdown(graceMs?: number): Promise<{ forced: boolean }>;
 }
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
@@ -52,15 +52,15 @@ export async function startService(config: Config, log: Logger): Promise<Running
       // requests in flight once their responses are done.
       server.closeIdleConnections();
       for (const response of responses) closeConnectionAfter(response, server);
-      let forced = 0;
+      let forced = false;
       const timer = setTimeout(() => {
-        forced = 1;
+        forced = true;
         log.warn({ graceMs }, 'grace period over: closing the remaining connections');
         server.closeAllConnections();
       }, graceMs);
       await closed;
       clearTimeout(timer);
-      log.info({ forced: forced > 0 }, 'shut down');
+      log.info({ forced }, 'shut down');
       return { forced };
     },
   };

@@ -126,6 +126,11 @@ async function serveCommand(args: readonly string[]): Promise<number> {
   }
 
   const log = createLogger(config.log.level);
+  // A signal during start-up is kept and honoured as soon as the service is up (then it drains at once).
+  let earlySignal: NodeJS.Signals | undefined;
+  const keepSignal = (signal: NodeJS.Signals): void => { earlySignal ??= signal; };
+  process.on('SIGTERM', keepSignal);
+  process.on('SIGINT', keepSignal);
   let service;
   try {
     service = await startService(config, log);
@@ -135,7 +140,11 @@ async function serveCommand(args: readonly string[]): Promise<number> {
       return 1;
     }
     throw error;
+  } finally {
+    process.off('SIGTERM', keepSignal);
+    process.off('SIGINT', keepSignal);
   }
+  const running = service;
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -147,13 +156,14 @@ async function serveCommand(args: readonly string[]): Promise<number> {
       }
       stopping = true;
       log.info({ signal }, 'signal received');
-      service.shutdown().then(() => { resolve(0); }, (error: unknown) => {
+      running.shutdown().then(() => { resolve(0); }, (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         resolve(1);
       });
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
+    if (earlySignal !== undefined) stop(earlySignal);
   });
 }
 

@@ -46,16 +46,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     },
   }));
   app.use(observe(deps.log, deps.metrics));
-  app.use(bodyLimit({
+  const limitBody = bodyLimit({
     maxSize: deps.config.http.maxBodyBytes,
     onError: () => {
       throw new ProblemError('payload-too-large', `The request body exceeds the limit of ${deps.config.http.maxBodyBytes} bytes.`);
     },
-  }));
+  });
 
   app.route('/', systemRoutes(deps, () => openApiDocument(app, deps.version)));
 
-  app.use('/v1/*', authenticate(deps.keys), jsonBody());
+  // Authentication first: an unauthenticated client never gets the server to read (and hold) a body.
+  app.use('/v1/*', authenticate(deps.keys), limitBody, jsonBody());
   app.route('/v1', identityRoutes());
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

@@ -49,7 +49,7 @@ describe.concurrent('paddock CLI', () => {
     expect(help.stdout).toMatch(/^ {2}serve {5}Start the HTTP service/m);
     expect(help.stdout).toMatch(/^ {2}key {7}Create a new API key/m);
     const bare = await runPaddock([], { cwd, onFinished: onTestFinished });
-    expect(bare).toMatchObject({ code: 2, stdout: help.stdout });
+    expect(bare).toMatchObject({ code: 2, stdout: '', stderr: help.stdout });
   });
 
   it('serve --help and key --help describe their options', async ({ onTestFinished }) => {

@@ -165,7 +165,7 @@ describe('shutdown', () => {
     const outcome = await upload.outcome;
     expect(outcome).toMatchObject({ status: 404 });
     expect(JSON.parse((outcome as { body: string }).body)).toMatchObject({ detail: 'No route matches POST /v1/whoami.' });
-    expect(await stopped).toEqual({ forced: 0 });
+    expect(await stopped).toEqual({ forced: false });
     expect(logs.records().map((record) => record['msg']).slice(-3)).toEqual([
       'shutting down: no new connections; waiting for in-flight requests', 'request', 'shut down',
     ]);
@@ -176,7 +176,7 @@ describe('shutdown', () => {
     const { service, logs } = await start(config);
     const upload = startSlowUpload(`${service.url}/v1/whoami`, bearer(INVOKE_KEY), '{"never": ');
     await upload.inFlight;
-    expect(await service.shutdown(200)).toEqual({ forced: 1 });
+    expect(await service.shutdown(200)).toEqual({ forced: true });
     expect(await upload.outcome).toEqual({ error: 'ECONNRESET' });
     expect(logs.records()).toContainEqual(expect.objectContaining({ level: 'warn', graceMs: 200, msg: 'grace period over: closing the remaining connections' }));
     expect(await tryConnect(service.url)).toBe('ECONNREFUSED');
@@ -194,7 +194,7 @@ describe('shutdown', () => {
     });
     expect(status).toBe(200);
     const started = performance.now();
-    expect(await service.shutdown(10_000)).toEqual({ forced: 0 });
+    expect(await service.shutdown(10_000)).toEqual({ forced: false });
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });
