@@ -1,7 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { importX } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.paddock/**', 'coverage/**', 'tools/**', 'test/fixtures/**'] },
@@ -11,7 +10,6 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
     rules: {
       // A sandbox full of promises: a dropped one is a lost error or a call that never ends.
       '@typescript-eslint/no-floating-promises': 'error',
@@ -24,18 +22,42 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // Exhaustive switches over unions (events, error kinds) must fail the lint when a member is added.
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
-      'import-x/no-restricted-paths': ['error', {
-        zones: [
-          { target: './sandbox', from: './runtime',
-            message: 'sandbox/ sits below runtime/. Pass what it needs in (an interface declared in sandbox/); do not import up.' },
-          { target: './sandbox/guest', from: ['./sandbox/host', './sandbox/capabilities', './sandbox/grants', './sandbox/worker', './runtime'],
-            message: 'Guest code runs inside the isolate: it may import only sandbox/guest/** and sandbox/protocol.ts.' },
-        ],
-      }],
       'no-restricted-properties': ['error', {
         object: 'process', property: 'env',
         message: 'Read settings through runtime/config/load.ts (which receives the environment as an argument); capabilities read secrets from config, never process.env.',
       }],
+    },
+  },
+  {
+    // Imports point down only (also checked, with every path resolved, by test/architecture/boundaries.test.ts).
+    files: ['sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        group: ['**/runtime/**'],
+        message: 'sandbox/ sits below runtime/. Pass what it needs in (an interface declared in sandbox/); do not import up.',
+      }, {
+        group: ['hono', 'hono/*', '@hono/*'],
+        message: 'Only runtime/http/** speaks Hono.',
+      }] }],
+    },
+  },
+  {
+    files: ['sandbox/guest/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        group: ['../*', '!../protocol.ts', '**/runtime/**', 'node:*', 'isolated-vm', 'undici', 'esbuild'],
+        message: 'Guest code runs inside the isolate: it may import only sandbox/guest/** and sandbox/protocol.ts.',
+      }] }],
+    },
+  },
+  {
+    files: ['runtime/**/*.ts', 'scripts/**/*.ts'],
+    ignores: ['runtime/http/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{
+        group: ['hono', 'hono/*', '@hono/*'],
+        message: 'Only runtime/http/** speaks Hono; pass plain values and functions across.',
+      }] }],
     },
   },
   {
