@@ -93,3 +93,20 @@ describe('WorkerPool', () => {
     expect(performance.now() - started).toBeLessThan(100);
   });
 });
+
+describe('WorkerPool memory ceiling', () => {
+  it('kills a worker whose resident memory passes the ceiling; its call fails as crashed', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, rssLimitMiB: 300, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+    try {
+      await small.ready();
+      const [first] = small.pids();
+      // 600 MiB of live arrays under a 1 GiB heap limit: the isolate keeps going, the worker's RSS does not.
+      const reply = await small.run({ request: request('const keep = []; for (let i = 0; i < 600; i++) { keep.push(new Float64Array(131072).fill(i)); await host("sleep", { ms: 1 }); } return String(keep.length);', { heapMiB: 1024, wallTimeMs: 20_000, cpuTimeMs: 20_000 }) });
+      expect(reply).toMatchObject({ ok: false, error: { kind: 'crashed', message: expect.stringContaining('over its ceiling of 300 MiB') } });
+      await small.ready();
+      expect(small.pids()).not.toContain(first);
+    } finally {
+      await small.close();
+    }
+  });
+});
