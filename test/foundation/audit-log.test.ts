@@ -16,7 +16,7 @@ describe('AuditLog', () => {
     audit.record({ callId: 'c1', tool: 'weather', caller: 'ci', capability: 'net', target: 'api.example.com:443', allowed: true });
     audit.record({ callId: 'c1', tool: 'weather', caller: 'ci', capability: 'read', target: '/etc/passwd', allowed: false, reason: 'not granted' });
     await audit.close();
-    const lines = (await readFile(audit.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(audit.file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toEqual([
       expect.objectContaining({ callId: 'c1', capability: 'net', target: 'api.example.com:443', allowed: true, time: expect.any(String) }),
       expect.objectContaining({ capability: 'read', target: '/etc/passwd', allowed: false, reason: 'not granted' }),
