@@ -7,6 +7,8 @@ import type { ApiKeyConfig, Scope } from '../config/schema.ts';
 export interface Caller {
   readonly name: string;
   readonly scopes: readonly Scope[];
+  /** The grant policy (config "policies") bounding this caller's tool calls. */
+  readonly policy: string;
 }
 
 /** `admin` implies `invoke`: an operator key can do everything a client key can. */
@@ -20,7 +22,7 @@ export class KeyStore {
 
   constructor(keys: readonly ApiKeyConfig[]) {
     this.#entries = keys.map((key) => ({
-      caller: Object.freeze({ name: key.name, scopes: Object.freeze([...key.scopes]) }),
+      caller: Object.freeze({ name: key.name, scopes: Object.freeze([...key.scopes]), policy: key.policy ?? 'default' }),
       digest: Buffer.from(key.sha256, 'hex'),
     }));
   }
@@ -93,7 +95,7 @@ export async function loadOrCreateGeneratedKey(dataDir: string): Promise<{ file:
     secret = (await readFile(file, 'utf8')).trim();
     if (secret.length < 16) throw new KeyFileError(`the key file ${file} does not hold a key; delete it to have a new one created`);
   }
-  return { file, created, key: { name: GENERATED_KEY_NAME, sha256: hashKey(secret), scopes: ['admin'] } };
+  return { file, created, key: { name: GENERATED_KEY_NAME, sha256: hashKey(secret), policy: 'default', scopes: ['admin'] } };
 }
 
 function errorCode(error: unknown): string {

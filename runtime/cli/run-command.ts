@@ -27,34 +27,48 @@ const identity = (tool: string) => ({ callId: 'cli', tool, caller: 'cli' });
 
 export async function runCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseRunArgs(argv);
+  return withSandbox(io, (sandbox) => runToolOn(sandbox, args, io));
+}
+
+/**
+ * One `paddock run` on a sandbox the caller owns (the conformance suite shares one across many
+ * runs): bundle, describe, grant = flags ∩ declared permissions, run, and print as the CLI prints.
+ */
+export async function runToolOn(sandbox: Sandbox, args: RunArgs, io: CliIo): Promise<number> {
+  try {
+    return await runTool(sandbox, args, io);
+  } catch (error) {
+    return unexpectedFailure(io, error);
+  }
+}
+
+async function runTool(sandbox: Sandbox, args: RunArgs, io: CliIo): Promise<number> {
   const file = path.resolve(io.cwd, args.file);
-  return withSandbox(io, async (sandbox) => {
-    let bundle;
-    try {
-      bundle = await bundleToolModule(file, path.dirname(file));
-    } catch (error) {
-      return fail(io, 'SyntaxError', error instanceof CallError ? error.message : String(error));
-    }
-    const described = await sandbox.describe(bundle, identity(path.basename(file)));
-    if (!described.ok) return failWith(io, described.error, []);
-    let grant: WireGrant;
-    try {
-      grant = resolveGrant(described.declarations.permissions ?? {}, flagsAsPermissions(args), undefined, { cwd: io.cwd }) as unknown as WireGrant;
-    } catch (error) {
-      if (error instanceof InvalidGrantError) return fail(io, 'TypeError', error.message);
-      throw error;
-    }
-    const outcome = await sandbox.runTool({
-      identity: identity(typeof described.declarations.name === 'string' ? described.declarations.name : path.basename(file)),
-      bundle, params: args.params, grant, cwd: io.cwd, secrets: processSecrets(io.env),
-      onUpdate: (text) => { io.stderr(`update: ${text}\n`); },
-    });
-    if (!outcome.ok) return failWith(io, outcome.error, outcome.logs);
-    printLogs(io, outcome.logs);
-    if (outcome.isError) return fail(io, 'ToolError', outcome.content);
-    io.stdout(withNewline(outcome.content));
-    return 0;
+  let bundle;
+  try {
+    bundle = await bundleToolModule(file, path.dirname(file));
+  } catch (error) {
+    return fail(io, 'SyntaxError', error instanceof CallError ? error.message : String(error));
+  }
+  const described = await sandbox.describe(bundle, identity(path.basename(file)));
+  if (!described.ok) return failWith(io, described.error, []);
+  let grant: WireGrant;
+  try {
+    grant = resolveGrant(described.declarations.permissions ?? {}, flagsAsPermissions(args), undefined, { cwd: io.cwd }) as unknown as WireGrant;
+  } catch (error) {
+    if (error instanceof InvalidGrantError) return fail(io, 'TypeError', error.message);
+    throw error;
+  }
+  const outcome = await sandbox.runTool({
+    identity: identity(typeof described.declarations.name === 'string' ? described.declarations.name : path.basename(file)),
+    bundle, params: args.params, grant, cwd: io.cwd, secrets: processSecrets(io.env),
+    onUpdate: (text) => { io.stderr(`update: ${text}\n`); },
   });
+  if (!outcome.ok) return failWith(io, outcome.error, outcome.logs);
+  printLogs(io, outcome.logs);
+  if (outcome.isError) return fail(io, 'ToolError', outcome.content);
+  io.stdout(withNewline(outcome.content));
+  return 0;
 }
 
 /** `paddock exec [flags] (<file> | --eval '<code>') [--language ts|js]`: a code_exec snippet (an async function body). */
@@ -101,11 +115,16 @@ async function withSandbox(io: CliIo, run: (sandbox: Sandbox) => Promise<number>
   try {
     return await run(sandbox);
   } catch (error) {
-    if (error instanceof UsageError) throw error;
-    return fail(io, 'Error', error instanceof Error ? error.message : String(error));
+    return unexpectedFailure(io, error);
   } finally {
     await sandbox.close();
   }
+}
+
+/** A usage error goes up to the CLI's usage handling; anything else is this call's failure. */
+function unexpectedFailure(io: CliIo, error: unknown): number {
+  if (error instanceof UsageError) throw error;
+  return fail(io, 'Error', error instanceof Error ? error.message : String(error));
 }
 
 function flagsAsPermissions(args: RunArgs): Record<string, true | string[]> {

@@ -6,7 +6,7 @@ import addFormatsModule from 'ajv-formats';
 import { hashKey } from '../auth/keys.ts';
 import { describeJsonSyntaxError } from '../json-syntax-error.ts';
 import { ConfigSchema, SCOPES } from './schema.ts';
-import type { Config, Scope } from './schema.ts';
+import type { Config, ConfigFile, Scope } from './schema.ts';
 
 /** A configuration that cannot be used. `problems` holds one precise line per mistake. */
 export class ConfigError extends Error {
@@ -35,7 +35,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 // `verbose` puts `parentSchema` on each error: an unknown key is reported with the keys allowed there.
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
 addFormats(ajv);
-const validateConfig = ajv.compile<Config>(ConfigSchema);
+const validateConfig = ajv.compile<ConfigFile>(ConfigSchema);
 
 /** Loads, merges (defaults < file < environment) and validates the configuration, or throws ConfigError. */
 export function loadConfig(options: LoadConfigOptions): Config {
@@ -58,12 +58,22 @@ export function loadConfig(options: LoadConfigOptions): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
-  const config = candidate as Config;
+  const loaded = candidate as ConfigFile;
+  const config: Config = { ...loaded, workspaceDir: loaded.workspaceDir ?? path.join(loaded.dataDir, 'workspace') };
   config.apiKeys = [...config.apiKeys, ...envKeys];
   const duplicate = firstDuplicate(config.apiKeys.map((key) => key.name));
   if (duplicate !== undefined) throw new ConfigError([`apiKeys: the name "${duplicate}" is used by more than one key`]);
   config.dataDir = path.resolve(cwd, config.dataDir);
   config.toolsDir = path.resolve(cwd, config.toolsDir);
+  config.workspaceDir = path.resolve(cwd, config.workspaceDir);
+  config.manualsDir = path.resolve(cwd, config.manualsDir);
+  // "default" always exists (granting nothing unless the operator defines it), so keys need not name a policy.
+  if (!Object.hasOwn(config.policies, 'default')) config.policies['default'] = {};
+  for (const key of config.apiKeys) {
+    if (!Object.hasOwn(config.policies, key.policy ?? 'default')) {
+      throw new ConfigError([`apiKeys: the key "${key.name}" names the policy "${key.policy ?? 'default'}", which "policies" does not define`]);
+    }
+  }
   return config;
 }
 
@@ -165,7 +175,7 @@ function parseKeyList(list: string, problems: string[]): EnvKey[] {
       problems.push(`${where} ("${name}"): expected the scope to be one of ${SCOPES.join(', ')}, found ${JSON.stringify(scope)}`);
       return;
     }
-    keys.push({ name, sha256: hashKey(key), scopes: [scope as Scope] });
+    keys.push({ name, sha256: hashKey(key), policy: 'default', scopes: [scope as Scope] });
   });
   return keys;
 }

@@ -22,6 +22,10 @@ const ApiKeyEntry = Type.Object(
       pattern: '^[0-9a-f]{64}$',
       description: 'SHA-256 of the key, hex. The key itself never appears in the config file (`paddock key` prints both).',
     }),
+    policy: Type.Optional(Type.String({
+      pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'default',
+      description: 'Name of the grant policy (in "policies") that bounds what tools called with this key may do.',
+    })),
     scopes: Type.Array(stringEnum(SCOPES), {
       minItems: 1,
       uniqueItems: true,
@@ -68,6 +72,49 @@ const LlmSection = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const PermissionValue = Type.Union([Type.Boolean(), Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })]);
+
+/** What a caller's tools may be granted at most (Deno flag semantics: true = all, a list = only those). */
+const Policy = Type.Object(
+  {
+    net: Type.Optional(PermissionValue),
+    read: Type.Optional(PermissionValue),
+    write: Type.Optional(PermissionValue),
+    env: Type.Optional(PermissionValue),
+  },
+  { additionalProperties: false },
+);
+
+const LimitsSection = Type.Object(
+  {
+    wallTimeMs: Type.Integer({ minimum: 10, maximum: 900_000, default: 10_000, description: 'Wall-clock budget per call.' }),
+    cpuTimeMs: Type.Integer({ minimum: 10, maximum: 900_000, default: 5_000, description: 'CPU time per call.' }),
+    heapMiB: Type.Integer({ minimum: 8, maximum: 4096, default: 64, description: 'V8 heap per isolate.' }),
+    maxOutputBytes: Type.Integer({ minimum: 1024, maximum: 67_108_864, default: 1_048_576, description: 'Result, logs and updates together.' }),
+    maxFetchBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, default: 10_485_760, description: 'Largest fetch request or response body.' }),
+    maxFileBytes: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, default: 10_485_760, description: 'Largest file read or written in one operation.' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const SandboxSection = Type.Object(
+  {
+    workers: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'Sandbox worker processes; 0 means one per core.' }),
+    callsPerWorker: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Calls one worker runs at once.' }),
+    warmIsolates: Type.Integer({ minimum: 0, maximum: 32, default: 2, description: 'Prepared isolates each worker keeps ready.' }),
+    rssLimitMiB: Type.Integer({ minimum: 128, maximum: 65_536, default: 1024, description: 'Resident memory ceiling per worker; above it the worker is replaced.' }),
+    maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 10_000, default: 16, description: 'Tool calls running at once, service-wide.' }),
+    maxQueuedCalls: Type.Integer({ minimum: 0, maximum: 100_000, default: 64, description: 'Calls waiting beyond that; past it, HTTP 429.' }),
+    limits: LimitsSection,
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const SecretValue = Type.Union([
+  Type.String(),
+  Type.Object({ env: Type.String({ minLength: 1, description: 'Take the value from this variable of the service environment.' }) }, { additionalProperties: false }),
+]);
+
 export const ConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -82,13 +129,29 @@ export const ConfigSchema = Type.Object(
       default: [],
       description: 'Bearer keys. PADDOCK_API_KEYS (`name:key[:scope]`, comma-separated) adds to these.',
     }),
+    workspaceDir: Type.Optional(Type.String({
+      minLength: 1,
+      description: 'Working directory of tool calls: relative paths in tools and grants resolve against it. Default: <dataDir>/workspace.',
+    })),
+    manualsDir: Type.String({ minLength: 1, default: './manuals', description: 'Tool manuals (Markdown), one per tool.' }),
     http: HttpSection,
     log: LogSection,
     llm: LlmSection,
+    sandbox: SandboxSection,
+    policies: Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), Policy, {
+      default: { default: {} },
+      description: 'Grant policies by name. A key uses "default" unless it names another. The default policy grants nothing.',
+    }),
+    secrets: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }), SecretValue, {
+      default: {},
+      description: 'The only values Deno.env can read in tools (when granted): literal strings or { "env": "NAME" } references.',
+    }),
   },
   { additionalProperties: false },
 );
 
-export type Config = Static<typeof ConfigSchema>;
+export type ConfigFile = Static<typeof ConfigSchema>;
+/** The loaded configuration: paths absolute, derived defaults filled in. */
+export type Config = Omit<ConfigFile, 'workspaceDir'> & { workspaceDir: string };
 export type ApiKeyConfig = Static<typeof ApiKeyEntry>;
 export type Scope = (typeof SCOPES)[number];

@@ -21,8 +21,8 @@ const store = new KeyStore([
 describe('KeyStore.verify', () => {
   it('maps each right key to its caller', () => {
     expect(store.size).toBe(2);
-    expect(store.verify(`Bearer ${ADMIN}`)).toEqual({ name: 'operator', scopes: ['admin'] });
-    expect(store.verify(`Bearer ${CLIENT}`)).toEqual({ name: 'ci', scopes: ['invoke'] });
+    expect(store.verify(`Bearer ${ADMIN}`)).toEqual({ name: 'operator', scopes: ['admin'], policy: 'default' });
+    expect(store.verify(`Bearer ${CLIENT}`)).toEqual({ name: 'ci', scopes: ['invoke'], policy: 'default' });
   });
 
   it('accepts the scheme in any case', () => {
@@ -59,8 +59,8 @@ describe('KeyStore.verify', () => {
 
 describe('hasScope', () => {
   it('lets admin do what invoke does, and not the other way round', () => {
-    const admin = { name: 'operator', scopes: ['admin'] as const };
-    const invoke = { name: 'ci', scopes: ['invoke'] as const };
+    const admin = { name: 'operator', scopes: ['admin'] as const, policy: 'default' };
+    const invoke = { name: 'ci', scopes: ['invoke'] as const, policy: 'default' };
     expect(hasScope(admin, 'admin')).toBe(true);
     expect(hasScope(admin, 'invoke')).toBe(true);
     expect(hasScope(invoke, 'invoke')).toBe(true);
@@ -79,8 +79,8 @@ describe('the generated key file', () => {
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     const content = await readFile(file, 'utf8');
     expect(content).toMatch(/^pdk_[A-Za-z0-9_-]{43}\n$/);
-    expect(generated.key).toEqual({ name: 'local-admin', sha256: hashKey(content.trim()), scopes: ['admin'] });
-    expect(new KeyStore([generated.key]).verify(`Bearer ${content.trim()}`)).toEqual({ name: 'local-admin', scopes: ['admin'] });
+    expect(generated.key).toEqual({ name: 'local-admin', sha256: hashKey(content.trim()), policy: 'default', scopes: ['admin'] });
+    expect(new KeyStore([generated.key]).verify(`Bearer ${content.trim()}`)).toEqual({ name: 'local-admin', scopes: ['admin'], policy: 'default' });
   });
 
   it('is reused on the next start, unchanged', async () => {

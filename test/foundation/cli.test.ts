@@ -137,7 +137,7 @@ describe.concurrent('paddock CLI', () => {
 
     await writeFile(path.join(cwd, 'paddock.json'), JSON.stringify({ apiKeys: [entry] }));
     const config = loadConfig({ configPath: 'paddock.json', env: {}, cwd });
-    expect(new KeyStore(config.apiKeys).verify(`Bearer ${key}`)).toEqual({ name: 'ci-bot', scopes: ['admin'] });
+    expect(new KeyStore(config.apiKeys).verify(`Bearer ${key}`)).toEqual({ name: 'ci-bot', scopes: ['admin'], policy: 'default' });
 
     const defaults = await runPaddock(['key'], { cwd, onFinished: onTestFinished });
     expect(defaults.stdout).toMatch(/^key: pdk_\S+\nconfig entry: \{"name":"client","sha256":"[0-9a-f]{64}","scopes":\["invoke"\]\}\n$/);

@@ -32,7 +32,7 @@ function problemsOf(options: Partial<LoadConfigOptions>): readonly string[] {
   expect.fail('loadConfig accepted a configuration with a mistake');
 }
 
-const ALLOWED_TOP_LEVEL = 'host, port, dataDir, toolsDir, apiKeys, http, log, llm';
+const ALLOWED_TOP_LEVEL = 'host, port, dataDir, toolsDir, apiKeys, workspaceDir, manualsDir, http, log, llm, sandbox, policies, secrets';
 const LEVELS = '"fatal", "error", "warn", "info", "debug", "trace", "silent"';
 
 describe('defaults', () => {
@@ -43,9 +43,17 @@ describe('defaults', () => {
       dataDir: '/srv/paddock/.paddock',
       toolsDir: '/srv/paddock/tools',
       apiKeys: [],
+      workspaceDir: '/srv/paddock/.paddock/workspace',
+      manualsDir: '/srv/paddock/manuals',
       http: { maxBodyBytes: 1_048_576, shutdownGraceMs: 10_000, headersTimeoutMs: 30_000 },
       log: { level: 'info' },
       llm: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini' },
+      sandbox: {
+        workers: 0, callsPerWorker: 4, warmIsolates: 2, rssLimitMiB: 1024, maxConcurrentCalls: 16, maxQueuedCalls: 64,
+        limits: { wallTimeMs: 10_000, cpuTimeMs: 5_000, heapMiB: 64, maxOutputBytes: 1_048_576, maxFetchBytes: 10_485_760, maxFileBytes: 10_485_760 },
+      },
+      policies: { default: {} },
+      secrets: {},
     });
   });
 
@@ -69,7 +77,7 @@ describe('precedence: defaults < file < environment < flags', () => {
       cwd: CWD,
       flags: { port: '9002' },
     });
-    expect(config).toEqual({
+    expect(config).toMatchObject({
       host: '127.0.0.3', // env over file
       port: 9002, // flag over env over file
       dataDir: '/srv/paddock/file-data', // file, relative to the working directory (not to the file)
@@ -78,6 +86,7 @@ describe('precedence: defaults < file < environment < flags', () => {
       http: { maxBodyBytes: 1_048_576, shutdownGraceMs: 500, headersTimeoutMs: 30_000 }, // file value, other defaults kept
       log: { level: 'warn' },
       llm: { baseUrl: 'http://127.0.0.1:9/v1', model: 'env-model' },
+      workspaceDir: '/srv/paddock/file-data/workspace', // derived from dataDir
     });
   });
 
@@ -106,9 +115,9 @@ describe('precedence: defaults < file < environment < flags', () => {
       configPath: file, env: { PADDOCK_API_KEYS: 'ci:ci-key-0123456789ab, ops:ops-key-0123456789ab:admin' }, cwd: CWD,
     });
     expect(config.apiKeys).toEqual([
-      { name: 'operator', sha256: SHA, scopes: ['admin'] },
-      { name: 'ci', sha256: hashKey('ci-key-0123456789ab'), scopes: ['invoke'] },
-      { name: 'ops', sha256: hashKey('ops-key-0123456789ab'), scopes: ['admin'] },
+      { name: 'operator', sha256: SHA, policy: 'default', scopes: ['admin'] },
+      { name: 'ci', sha256: hashKey('ci-key-0123456789ab'), policy: 'default', scopes: ['invoke'] },
+      { name: 'ops', sha256: hashKey('ops-key-0123456789ab'), policy: 'default', scopes: ['admin'] },
     ]);
     expect(JSON.stringify(config)).not.toContain('key-0123456789ab');
   });
@@ -170,7 +179,7 @@ describe('mistakes in the config file', () => {
     const file = await configFile({ apiKeys: [{ name: 'ci', scopes: ['invoke'], key: 'raw-secret-key-123456' }] });
     expect(problemsOf({ configPath: file })).toEqual([
       `${file} /apiKeys/0: missing required key "sha256"`,
-      `${file} /apiKeys/0: unknown key "key"; allowed keys: name, sha256, scopes`,
+      `${file} /apiKeys/0: unknown key "key"; allowed keys: name, sha256, policy, scopes`,
     ]);
   });
 });
