@@ -42,7 +42,7 @@ interface CallCommon {
 }
 
 export interface ToolCall extends CallCommon {
-  bundle: Bundle;
+  bundle: Pick<Bundle, 'code' | 'hash' | 'filename'>;
   params: unknown;
   onUpdate?: ((text: string) => void) | undefined;
 }
@@ -178,7 +178,7 @@ export class Sandbox {
     return this.#pool.close();
   }
 
-  #request(call: CallCommon, bundle: Bundle, input: CallRequest['input']): CallRequest {
+  #request(call: CallCommon, bundle: Pick<Bundle, 'code' | 'hash' | 'filename'>, input: CallRequest['input']): CallRequest {
     return {
       identity: call.identity,
       bundle: { code: bundle.code, hash: bundle.hash, filename: bundle.filename },
