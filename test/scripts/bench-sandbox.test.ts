@@ -1,0 +1,91 @@
+/**
+ * Pins that the sandbox benchmark (scripts/bench-sandbox.ts) runs end to end in its quick mode:
+ * every section measured something, the table is printed and the JSON is written. No timing is
+ * asserted: the machine is shared, and the numbers belong in the report, not in a test.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseOptions, summarize } from '../../scripts/bench-sandbox.ts';
+import { tempDir } from '../helpers/temp.ts';
+
+interface Stat { n: number; median: number }
+interface BenchJson {
+  machine: { cores: number };
+  options: { quick: boolean };
+  inWorker: { phases: Record<string, Stat | undefined> };
+  codeCache: { script: string; compileHit: Stat }[];
+  endToEnd: { tool: string; runner: string; concurrency: number | 'paced'; calls: number; latency: Stat; throughput: number | null }[];
+  ipcRoundTrip: Stat;
+  verdict: { text: string[] };
+}
+
+const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/bench-sandbox.ts');
+
+function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // The same flags as the npm script "bench:sandbox".
+    const child = spawn(process.execPath, ['--no-node-snapshot', SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.once('error', reject);
+    child.once('close', (code) => { resolve({ code, stdout, stderr }); });
+  });
+}
+
+describe('bench-sandbox', () => {
+  it('runs every section in quick mode, prints the table and writes the JSON', async () => {
+    const dir = await tempDir();
+    const json = path.join(dir, 'bench.json');
+    const { code, stdout, stderr } = await runBench(['--quick', '--json', json]);
+    expect(stderr).not.toMatch(/^error:/m);
+    expect(code).toBe(0);
+    for (const heading of ['1. In-worker isolate phases', 'where preparation goes', 'V8 code cache', '2-3. End to end', 'Verdict']) {
+      expect(stdout).toContain(heading);
+    }
+    expect(stdout).toMatch(/\d+ cores .*\n.*node v24\.\d+\.\d+ .*deno 2\.\d+\.\d+/);
+
+    const results = JSON.parse(await readFile(json, 'utf8')) as BenchJson;
+    expect(results.machine.cores).toBeGreaterThan(0);
+    expect(results.options.quick).toBe(true);
+    for (const phase of ['cold: call', 'cold, empty code cache: call', 'warm: prepare', 'warm: call', 'snapshot: prepare', 'snapshot: call',
+      'pool: eval, refill at take: call', 'pool: eval, refill after call: call', 'pool: snapshot, refill at take: call', 'createSnapshot']) {
+      expect(results.inWorker.phases[phase]?.n, phase).toBeGreaterThan(0);
+      expect(results.inWorker.phases[phase]?.median, phase).toBeGreaterThan(0);
+    }
+    expect(results.codeCache.map((row) => row.script)).toEqual(['guest runtime', 'compute tool', 'large tool']);
+    for (const row of results.codeCache) expect(row.compileHit.median).toBeGreaterThan(0);
+
+    for (const tool of ['compute', 'fetch']) {
+      for (const runner of ['paddock', 'deno']) {
+        for (const concurrency of [1, 2, 4, 8]) {
+          const cell = results.endToEnd.find((entry) => entry.tool === tool && entry.runner === runner && entry.concurrency === concurrency);
+          expect(cell, `${tool} ${runner} ${concurrency}`).toBeDefined();
+          if (cell === undefined) continue;
+          expect(cell.calls).toBeGreaterThan(0);
+          expect(cell.latency.median).toBeGreaterThan(0);
+          expect(cell.throughput).toBeGreaterThan(0);
+        }
+      }
+    }
+    expect(results.ipcRoundTrip.n).toBeGreaterThan(0);
+    expect(results.verdict.text.length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('summarizes with nearest-rank percentiles', () => {
+    const samples = Array.from({ length: 100 }, (_, index) => 100 - index);
+    expect(summarize(samples)).toMatchObject({ n: 100, median: 50, p90: 90, p99: 99, min: 1, max: 100, mean: 50.5 });
+    expect(summarize([7])).toMatchObject({ median: 7, p90: 7, p99: 7 });
+    expect(summarize([]).n).toBe(0);
+  });
+
+  it('reads its options', () => {
+    expect(parseOptions(['--quick'])).toMatchObject({ quick: true, iterations: 8, rounds: 2 });
+    expect(parseOptions(['--iterations', '50', '--json', 'out.json', '--workers', '3', '--warm', '0'])).toMatchObject({ iterations: 50, json: 'out.json', workers: 3, warmIsolates: 0, quick: false });
+    expect(() => parseOptions(['--iterations', '0'])).toThrow(/--iterations must be an integer >= 1/);
+    expect(() => parseOptions(['--bogus'])).toThrow();
+  });
+});
