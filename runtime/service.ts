@@ -10,6 +10,9 @@ import { listen } from './http/listen.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { PADDOCK_VERSION } from './version.ts';
+import { startToolSystem } from './coordinator/tool-system.ts';
+import type { ToolSystem } from './coordinator/tool-system.ts';
+import { builtinTools } from './tools/builtins/index.ts';
 
 /** A start-up problem the operator must fix; the CLI prints its message as one line and exits 1. */
 export class StartupError extends Error {
@@ -27,11 +30,27 @@ export interface RunningService {
   shutdown(graceMs?: number): Promise<{ forced: boolean }>;
 }
 
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
+export interface ServiceOptions {
+  /** The service environment, for `{ "env": NAME }` secret references only. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Start without the tool system (sandbox workers): the HTTP shell only. @defaultValue true */
+  tools?: boolean;
+}
+
+export async function startService(config: Config, log: Logger, options: ServiceOptions = {}): Promise<RunningService> {
   await ensureWritableDataDir(config.dataDir);
   const keys = await resolveKeys(config, log);
+  let tools: ToolSystem | undefined;
+  if (options.tools !== false) {
+    try {
+      await mkdir(config.workspaceDir, { recursive: true, mode: 0o700 });
+      tools = await startToolSystem({ config, log, env: options.env ?? {}, builtins: builtinTools() });
+    } catch (error) {
+      throw new StartupError(`the tool system could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
   let draining = false;
-  const app = createApp({ config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, isDraining: () => draining });
+  const app = createApp({ config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, isDraining: () => draining });
 
   const server = await listenOrExplain(app.fetch, config);
   const responses = trackResponses(server, () => draining);
@@ -60,6 +79,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       }, graceMs);
       await closed;
       clearTimeout(timer);
+      await tools?.close();
       log.info({ forced }, 'shut down');
       return { forced };
     },

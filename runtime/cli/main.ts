@@ -133,7 +133,7 @@ async function serveCommand(args: readonly string[]): Promise<number> {
   process.on('SIGINT', keepSignal);
   let service;
   try {
-    service = await startService(config, log);
+    service = await startService(config, log, { env: process.env });
   } catch (error) {
     if (error instanceof StartupError) {
       process.stderr.write(`error: ${error.message}\n`);

@@ -2,6 +2,7 @@ import type { KeyStore } from '../auth/keys.ts';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { ToolSystem } from '../coordinator/tool-system.ts';
 
 /** Everything the HTTP app needs, passed in explicitly so tests can build it without a socket. */
 export interface AppDeps {
@@ -10,6 +11,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   readonly keys: KeyStore;
   readonly version: string;
+  /** The tool system (sandbox, registry, coordinator); absent in tests of the HTTP shell alone. */
+  readonly tools?: ToolSystem | undefined;
   /** True once shutdown has begun: /healthz answers 503 so load balancers stop sending. */
   readonly isDraining?: () => boolean;
 }

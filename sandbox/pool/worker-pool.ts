@@ -226,7 +226,7 @@ export class WorkerPool {
           ? failure(reason.kind, reason.message)
           : failure('crashed', `The sandbox worker running this call stopped (${reason?.message ?? describeExit(code, signal)}); the call was not retried.`));
       }
-      if (child.pid !== undefined) this.#options.onEvent?.({ type: 'worker-exited', pid: child.pid, code, signal, failedCalls: failed.length });
+      if (child.pid !== undefined && !this.#closed) this.#options.onEvent?.({ type: 'worker-exited', pid: child.pid, code, signal, failedCalls: failed.length });
       const index = this.#workers.indexOf(worker);
       if (index !== -1 && !this.#closed) {
         this.#workers[index] = this.#spawn();

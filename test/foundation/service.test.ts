@@ -23,16 +23,19 @@ async function serviceConfig(overrides: Partial<Config> = {}): Promise<Config> {
   return { ...loadConfig({ env: {}, cwd, flags: { port: '0' } }), ...overrides };
 }
 
-/** Starts the service and stops it (at once) when the test ends, whatever happened in between. */
+/**
+ * Starts the HTTP shell (no sandbox workers: the tool system has its own suites) and stops it
+ * (at once) when the test ends, whatever happened in between.
+ */
 async function start(config: Config): Promise<{ service: RunningService; logs: LogCapture }> {
   const logs = captureLog();
-  const service = await startService(config, logs.log);
+  const service = await startService(config, logs.log, { tools: false });
   onTestFinished(async () => { await service.shutdown(0); });
   return { service, logs };
 }
 
 async function startupError(config: Config): Promise<StartupError> {
-  const error = await startService(config, captureLog().log).then(() => undefined, (caught: unknown) => caught);
+  const error = await startService(config, captureLog().log, { tools: false }).then(() => undefined, (caught: unknown) => caught);
   expect(error).toBeInstanceOf(StartupError);
   return error as StartupError;
 }
