@@ -51,23 +51,51 @@ if (typeof result === "string") {
 }
 
 export async function denoRun(argv: readonly string[], cwd = process.cwd()): Promise<number> {
+  return (await runUnderDeno(argv, { cwd, env: process.env, output: 'inherit' })).code;
+}
+
+export interface DenoRunOptions {
+  cwd: string;
+  /** Deno's environment (its `--allow-env` values); DENO_NO_UPDATE_CHECK and NO_COLOR are added. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** `inherit` prints to this process's streams; `capture` collects the output into the result. */
+  output: 'inherit' | 'capture';
+}
+
+export interface DenoRunResult {
+  code: number;
+  /** Captured output (empty strings with `output: 'inherit'`). */
+  stdout: string;
+  stderr: string;
+}
+
+/** `denoRun` for callers that choose the environment and may capture the output (the conformance suite). */
+export async function runUnderDeno(argv: readonly string[], options: DenoRunOptions): Promise<DenoRunResult> {
   const args = parseRunArgs(argv);
   const folder = await mkdtemp(path.join(tmpdir(), 'paddock-deno-'));
   try {
     const entry = path.join(folder, 'main.js');
-    await writeFile(entry, harness(pathToFileURL(path.resolve(cwd, args.file)).href, args.params));
+    await writeFile(entry, harness(pathToFileURL(path.resolve(options.cwd, args.file)).href, args.params));
+    const capture = options.output === 'capture';
     const child = spawn(DENO, ['run', '--no-prompt', '--quiet', ...denoFlags(args.allow), entry], {
-      cwd,
-      stdio: 'inherit',
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+      cwd: options.cwd,
+      stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      env: { ...options.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
     });
-    return await new Promise<number>((resolve) => {
-      child.once('exit', (code) => { resolve(code ?? 1); });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const code = await new Promise<number>((resolve) => {
+      child.once('close', (exitCode) => { resolve(exitCode ?? 1); });
       child.once('error', (error) => {
-        process.stderr.write(`error: cannot start deno (${error.message}); run npm ci first\n`);
+        const message = `error: cannot start deno (${error.message}); run npm ci first\n`;
+        if (capture) stderr.push(Buffer.from(message));
+        else process.stderr.write(message);
         resolve(1);
       });
     });
+    return { code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') };
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
