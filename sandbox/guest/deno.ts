@@ -16,14 +16,14 @@ type PathLike = string | URL;
 
 function pathFromUrl(url: URL): string {
   if (url.protocol !== 'file:') throw new TypeErrorCtor('Must be a file URL.');
-  if (url.hostname !== '') throw new TypeErrorCtor('Host must be empty.');
+  if (url.hostname !== '') throw new TypeErrorCtor('Host must be empty');
   return decodeURIComponent(url.pathname);
 }
 
 function toPath(path: unknown): string {
   if (path instanceof URL) return pathFromUrl(path);
   if (typeof path !== 'string') throw new TypeErrorCtor('The path must be a string or a file URL.');
-  if (StringPrototypeIncludes(path, '\0')) throw new TypeErrorCtor('The path contains a null byte.');
+  if (StringPrototypeIncludes(path, '\0')) throw new TypeErrorCtor('file name contained an unexpected NUL byte');
   return path;
 }
 
@@ -164,7 +164,10 @@ function checkEnvKey(key: unknown): string {
 }
 
 function envGet(key: string): string | undefined {
-  const value = hostCall('envGet', { name: checkEnvKey(key) });
+  const name = toDOMString(key);
+  // As in Deno, the grant is checked (on the host) before the name is validated.
+  const value = hostCall('envGet', { name });
+  checkEnvKey(name);
   return typeof value === 'string' ? value : undefined;
 }
 
@@ -202,7 +205,7 @@ async function query(input: unknown): Promise<{ state: string; partial: boolean;
   const name = toDOMString(descriptor.name);
   let known = false;
   for (let i = 0; i < PERMISSION_NAMES.length; i++) if (PERMISSION_NAMES[i] === name) known = true;
-  if (!known) throw new TypeErrorCtor(`The provided value "${name}" is not a valid permission name.`);
+  if (!known) throw new TypeErrorCtor(`The provided value "${name}" is not a valid permission name`);
   const args: PermissionDescriptor = { name };
   if (ObjectHasOwn(descriptor, 'host') && descriptor.host !== undefined) args.host = toDOMString(descriptor.host);
   if (ObjectHasOwn(descriptor, 'path') && descriptor.path !== undefined) args.path = toPath(descriptor.path);
