@@ -25,13 +25,16 @@ export type InvokeOutput = GuestToolResult | { result: unknown } | InvokeError;
 
 const MODULE_GLOBAL = '__paddock_module';
 
+/**
+ * How a thrown value is reported, as the Deno runner (scripts/deno-run.ts) reports it: its `name`
+ * (else `Error`) and its `message` (else the value as a string), so `throw "x"` and
+ * `throw { code: 7 }` read `Error: x` and `Error: [object Object]`.
+ */
 function errorName(error: unknown): string {
   try {
     if (typeof error === 'object' && error !== null) {
       const name = (error as { name?: unknown }).name;
       if (typeof name === 'string' && name !== '') return name;
-      const ctor = (error as { constructor?: { name?: unknown } }).constructor;
-      if (typeof ctor?.name === 'string' && ctor.name !== '') return ctor.name;
     }
   } catch {
     // A hostile getter: fall through to the generic name.
@@ -43,7 +46,7 @@ function errorMessage(error: unknown): string {
   try {
     if (typeof error === 'object' && error !== null) {
       const message = (error as { message?: unknown }).message;
-      return typeof message === 'string' ? message : toDOMString(message);
+      if (message !== undefined && message !== null) return typeof message === 'string' ? message : toDOMString(message);
     }
     return toDOMString(error);
   } catch {
