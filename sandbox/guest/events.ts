@@ -12,6 +12,7 @@ import { reportUncaught } from './uncaught.ts';
 let beginDispatch: (event: Event, target: EventTarget) => void;
 let endDispatch: (event: Event) => void;
 let stoppedImmediately: (event: Event) => boolean;
+let markTrusted: (event: Event) => Event;
 
 interface EventInitOptions { bubbles?: boolean; cancelable?: boolean; composed?: boolean }
 
@@ -33,6 +34,7 @@ export class Event {
   #stop = false;
   #stopImmediate = false;
   #dispatching = false;
+  #trusted = false;
 
   constructor(type: string, init: EventInitOptions = {}) {
     if (arguments.length === 0) throw new TypeErrorCtor("Failed to construct 'Event': 1 argument required, but only 0 present.");
@@ -53,7 +55,8 @@ export class Event {
   get srcElement(): EventTarget | null { return this.#target; }
   get currentTarget(): EventTarget | null { return this.#currentTarget; }
   get eventPhase(): number { return this.#phase; }
-  get isTrusted(): boolean { return false; }
+  /** True only for events the runtime itself dispatches (an AbortSignal's `abort`), as in Deno. */
+  get isTrusted(): boolean { return this.#trusted; }
   get returnValue(): boolean { return !this.#defaultPrevented; }
   get cancelBubble(): boolean { return this.#stop; }
   set cancelBubble(value: boolean) { if (value) this.#stop = true; }
@@ -88,6 +91,10 @@ export class Event {
       event.#phase = 0;
     };
     stoppedImmediately = (event: Event): boolean => event.#stopImmediate;
+    markTrusted = (event: Event): Event => {
+      event.#trusted = true;
+      return event;
+    };
   }
 }
 ObjectDefineProperty(Event.prototype, SymbolToStringTag, { value: 'Event', configurable: true });
@@ -238,7 +245,7 @@ export class AbortSignal extends EventTarget {
       signal.#reason = reason;
       const followers = signal.#followers;
       signal.#followers = [];
-      signal.dispatchEvent(new Event('abort'));
+      signal.dispatchEvent(markTrusted(new Event('abort')));
       for (let i = 0; i < followers.length; i++) signalAbort(followers[i] as AbortSignal, reason);
     };
   }
