@@ -217,7 +217,7 @@ function formatValue(ctx: Context, value: unknown, recurseTimes: number): string
       ctx.indentationLvl = saved;
       return result;
     };
-    const result: unknown = ReflectApply(custom, value, [nested, { depth: ctx.depth - recurseTimes }]);
+    const result: unknown = ReflectApply(custom, value, [nested, { depth: ctx.depth - recurseTimes, breakLength: ctx.breakLength }]);
     if (typeof result === 'string') return result;
     if (result !== value) return formatValue(ctx, result, recurseTimes);
   }

@@ -11,7 +11,7 @@ import {
   ObjectDefineProperty, ObjectGetPrototypeOf, ObjectKeys, StringFromCodePoint, StringPrototypeCharCodeAt,
   StringPrototypeCodePointAt, StringPrototypeIndexOf, StringPrototypeNormalize, StringPrototypePadStart,
   StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, SymbolIterator, SymbolToStringTag,
-  TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString, MapPrototypeSet,
+  TypeErrorCtor, push, StringPrototypeToWellFormed, ReflectApply, TypedArrayPrototypeSubarray, toDOMString,
 } from './primordials.ts';
 
 const EOF = -1;
@@ -1135,14 +1135,23 @@ export class URLSearchParams {
   }
 
   // Deno shows the pairs the way it shows a Map's entries.
-  [customInspect](inspect: InspectFunction): string {
-    const entries = new Map<string, string>();
+  /**
+   * Every pair, repeated names included, as Deno shows them: `URLSearchParams { "a" => "1", "a" => "2" }`;
+   * past `breakLength - 20` characters one pair a line, the closing brace on the last one.
+   */
+  [customInspect](inspect: InspectFunction, options?: { breakLength?: number }): string {
+    const entries: string[] = [];
+    let length = -2;
     for (let i = 0; i < this.#list.length; i++) {
       const pair = this.#list[i] as [string, string];
-      MapPrototypeSet(entries, pair[0], pair[1]);
+      const entry = `${inspect(pair[0])} => ${inspect(pair[1])}`;
+      push(entries, entry);
+      length += entry.length + 2;
     }
-    const text = inspect(entries);
-    return 'URLSearchParams ' + StringPrototypeSlice(text, StringPrototypeIndexOf(text, '{'));
+    if (entries.length === 0) return 'URLSearchParams {}';
+    const breakLength = typeof options?.breakLength === 'number' ? options.breakLength : 80;
+    if (length > breakLength - 20) return `URLSearchParams {\n  ${ArrayPrototypeJoin(entries, ',\n  ')} }`;
+    return `URLSearchParams { ${ArrayPrototypeJoin(entries, ', ')} }`;
   }
 }
 ObjectDefineProperty(URLSearchParams.prototype, SymbolToStringTag, { value: 'URLSearchParams', configurable: true });
