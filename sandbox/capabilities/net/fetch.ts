@@ -18,6 +18,7 @@ import { nextHop } from './redirect.ts';
 import type { HopRequest } from './redirect.ts';
 import { prepareRequestHeaders, withUrlCredentials } from './request-headers.ts';
 import { hopTarget, parseFetchUrl } from './target.ts';
+import { canonicalReason } from './reason-phrases.ts';
 
 export type { ResolveHost } from './admit.ts';
 
@@ -182,7 +183,7 @@ async function followHops(args: FetchArgs, options: GuardedFetchOptions, signal:
       url.hash = ''; // Response.url excludes the fragment
       const result: FetchResult = {
         status: response.data.statusCode,
-        statusText: response.data.statusText,
+        statusText: canonicalReason(response.data.statusCode), // as Deno: the wire's reason phrase is ignored
         headers: response.headers,
         url: url.href,
         redirected: followed > 0,
