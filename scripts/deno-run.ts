@@ -19,11 +19,14 @@ function harness(toolUrl: string, params: unknown): string {
   return `
 const write = (stream, text) => stream.writeSync(new TextEncoder().encode(text));
 const fail = (name, message) => { write(Deno.stderr, "error: " + name + ": " + message + "\\n"); Deno.exit(1); };
+// A thrown value reads as Paddock reports it: its name (else Error), its message (else the value as a string).
+const errorName = (error) => (typeof error?.name === "string" && error.name !== "" ? error.name : "Error");
+const errorMessage = (error) => (error?.message ?? String(error));
 let tool;
 try {
   tool = await import(${JSON.stringify(toolUrl)});
 } catch (error) {
-  fail(error?.name ?? "Error", error?.message ?? String(error));
+  fail(errorName(error), errorMessage(error));
 }
 if (typeof tool.default !== "function") fail("TypeError", "The module has no default export function (execute).");
 const controller = new AbortController();
@@ -37,16 +40,30 @@ let result;
 try {
   result = await tool.default(${JSON.stringify(params)}, ctx);
 } catch (error) {
-  fail(error?.name ?? "Error", error?.message ?? String(error));
+  fail(errorName(error), errorMessage(error));
 }
-if (typeof result === "string") {
-  write(Deno.stdout, result.endsWith("\\n") ? result : result + "\\n");
-} else if (result !== null && typeof result === "object" && typeof result.content === "string") {
+// The result is checked as Paddock's guest checks it (sandbox/guest/invoke.ts), with the same messages.
+if (typeof result !== "string") {
+  if (typeof result !== "object" || result === null || Array.isArray(result)) {
+    const what = result === null ? "null" : Array.isArray(result) ? "an array" : typeof result;
+    fail("TypeError", "A tool must return a string or { content, isError?, metadata?, terminate? }; it returned " + what + ".");
+  }
+  if (typeof result.content !== "string") {
+    fail("TypeError", "The tool result's content must be a string; it was " + (result.content === null ? "null" : typeof result.content) + ".");
+  }
+  const metadata = result.metadata;
+  if (metadata !== undefined && metadata !== null) {
+    if (typeof metadata !== "object" || Array.isArray(metadata)) fail("TypeError", "The tool result's metadata must be an object.");
+    try {
+      JSON.stringify(metadata);
+    } catch (error) {
+      fail(errorName(error), errorMessage(error));
+    }
+  }
   if (result.isError === true) fail("ToolError", result.content);
-  write(Deno.stdout, result.content.endsWith("\\n") ? result.content : result.content + "\\n");
-} else {
-  fail("TypeError", "The tool returned neither a string nor a { content } object.");
+  result = result.content;
 }
+write(Deno.stdout, result.endsWith("\\n") ? result : result + "\\n");
 `;
 }
 
