@@ -183,6 +183,10 @@ export function withResolvers<T>(): { promise: Promise<T>; resolve: (value: T | 
 export const ArrayBufferCtor = ArrayBuffer;
 export const ArrayBufferIsView = ArrayBuffer.isView;
 export const ArrayBufferPrototypeGetByteLength = getter(ArrayBuffer.prototype, 'byteLength') as (self: ArrayBuffer) => number;
+export const ArrayBufferPrototypeGetMaxByteLength = getter(ArrayBuffer.prototype, 'maxByteLength') as (self: ArrayBuffer) => number;
+export const ArrayBufferPrototypeGetResizable = getter(ArrayBuffer.prototype, 'resizable') as (self: ArrayBuffer) => boolean;
+export const ArrayBufferPrototypeGetDetached = getter(ArrayBuffer.prototype, 'detached') as (self: ArrayBuffer) => boolean;
+export const ArrayBufferPrototypeTransfer: (self: ArrayBuffer) => ArrayBuffer = uncurryThis(ArrayBuffer.prototype.transfer);
 /** A copy of an ArrayBuffer, without slice's species lookup. */
 export function ArrayBufferPrototypeSlice(self: ArrayBuffer, start: number, end: number): ArrayBuffer {
   const copy = new ArrayBuffer(end - start);

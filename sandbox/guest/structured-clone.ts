@@ -1,7 +1,12 @@
-/** structuredClone for the serializable types of the HTML standard (no transfer); cycles and shared references are kept. */
+/**
+ * structuredClone for the serializable types of the HTML standard; cycles and shared references are
+ * kept, and ArrayBuffers in `transfer` are detached, as in Deno.
+ */
 import { DOMException } from './errors.ts';
 import {
-  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeSlice, ArrayIsArray,
+  ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferPrototypeGetDetached, ArrayBufferPrototypeGetMaxByteLength,
+  ArrayBufferPrototypeGetResizable, ArrayBufferPrototypeSlice, ArrayBufferPrototypeTransfer, ArrayIsArray, ReflectApply,
+  SymbolIterator, TypedArrayPrototypeSet, push,
   BigIntPrototypeToString, BooleanPrototypeValueOf, DataViewPrototypeGetBuffer, DataViewPrototypeGetByteLength,
   DataViewPrototypeGetByteOffset, DatePrototypeGetTime, FunctionPrototypeToString, MapPrototypeForEach,
   MapPrototypeGet, MapPrototypeSet, NumberPrototypeValueOf, ObjectKeys, ObjectPrototypeToString,
@@ -29,9 +34,76 @@ function define(target: object, key: PropertyKey, value: unknown): void {
   ObjectDefineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-export function structuredClone<T>(value: T, _options?: unknown): T {
+/** Whether `value` is an ArrayBuffer (not a SharedArrayBuffer), by its internal slot rather than its tag. */
+function isArrayBuffer(value: unknown): value is ArrayBuffer {
+  try {
+    ArrayBufferPrototypeGetByteLength(value as ArrayBuffer);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A copy of an ArrayBuffer that keeps a resizable buffer resizable, as V8's serializer does. */
+function copyArrayBuffer(buffer: ArrayBuffer): ArrayBuffer {
+  const length = ArrayBufferPrototypeGetByteLength(buffer);
+  if (!ArrayBufferPrototypeGetResizable(buffer)) return ArrayBufferPrototypeSlice(buffer, 0, length);
+  const copy = new ArrayBuffer(length, { maxByteLength: ArrayBufferPrototypeGetMaxByteLength(buffer) });
+  TypedArrayPrototypeSet(new Uint8Array(copy), new Uint8Array(buffer, 0, length), 0);
+  return copy;
+}
+
+/** The `transfer` option as a list, checked as Deno checks it (detached buffers first). */
+function transferList(options: unknown): unknown[] {
+  if (options === undefined || options === null) return [];
+  if (typeof options !== 'object' && typeof options !== 'function') {
+    throw new TypeError("Failed to execute 'structuredClone': Argument 2 can not be converted to a dictionary");
+  }
+  const transfer = (options as { transfer?: unknown }).transfer;
+  if (transfer === undefined) return [];
+  const iteratorMethod: unknown = typeof transfer === 'object' && transfer !== null ? (transfer as Record<symbol, unknown>)[SymbolIterator] : undefined;
+  if (typeof iteratorMethod !== 'function') {
+    throw new TypeError("Failed to execute 'structuredClone': 'transfer' of 'StructuredSerializeOptions' (Argument 2) can not be converted to sequence.");
+  }
+  const iterator: unknown = ReflectApply(iteratorMethod, transfer, []);
+  const next = (iterator as { next: (this: unknown) => IteratorResult<unknown> }).next;
+  const list: unknown[] = [];
+  for (;;) {
+    const step: IteratorResult<unknown> = ReflectApply(next, iterator, []);
+    if (step.done === true) break;
+    push(list, step.value);
+  }
+  let buffers = 0;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (!isArrayBuffer(item)) continue;
+    if (ArrayBufferPrototypeGetDetached(item)) throw new DOMException(`ArrayBuffer at index ${buffers} is already detached`, 'DataCloneError');
+    buffers++;
+  }
+  return list;
+}
+
+export function structuredClone<T>(value: T, options?: unknown): T {
   if (arguments.length === 0) throw new TypeError("Failed to execute 'structuredClone': 1 argument required, but only 0 present.");
+  const transfer = transferList(options);
   const memory = new SafeMap<object, unknown>();
+  try {
+    for (let i = 0; i < transfer.length; i++) {
+      const item = transfer[i];
+      if (!isArrayBuffer(item)) throw new DOMException('Value not transferable', 'DataCloneError');
+      if (MapPrototypeGet(memory, item) === undefined) MapPrototypeSet(memory, item, copyArrayBuffer(item));
+    }
+    return cloneValue(value, memory);
+  } finally {
+    // Deno detaches the transferred buffers even when the clone fails.
+    for (let i = 0; i < transfer.length; i++) {
+      const item = transfer[i];
+      if (isArrayBuffer(item) && !ArrayBufferPrototypeGetDetached(item)) ArrayBufferPrototypeTransfer(item);
+    }
+  }
+}
+
+function cloneValue<T>(value: T, memory: Map<object, unknown>): T {
 
   function clone(input: unknown): unknown {
     if (typeof input === 'symbol') throw notCloneable(SymbolPrototypeToString(input));
@@ -49,7 +121,7 @@ export function structuredClone<T>(value: T, _options?: unknown): T {
       case '[object BigInt]': output = Object(BigInt(BigIntPrototypeToString(input))) as object; break;
       case '[object Date]': output = new Date(DatePrototypeGetTime(input)); break;
       case '[object RegExp]': output = new RegExp(RegExpPrototypeGetSource(input as RegExp), RegExpPrototypeGetFlags(input as RegExp)); break;
-      case '[object ArrayBuffer]': output = ArrayBufferPrototypeSlice(input as ArrayBuffer, 0, ArrayBufferPrototypeGetByteLength(input as ArrayBuffer)); break;
+      case '[object ArrayBuffer]': output = copyArrayBuffer(input as ArrayBuffer); break;
       default: output = cloneComposite(input, tag); return output;
     }
     MapPrototypeSet(memory, input, output);
