@@ -10,8 +10,11 @@ import { authenticate } from './middleware/auth.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { observe } from './middleware/observe.ts';
 import { ProblemError, problemResponse } from './problem.ts';
+import { execRoutes } from './routes/exec.ts';
 import { identityRoutes } from './routes/identity.ts';
+import { manualRoutes } from './routes/manuals.ts';
 import { systemRoutes } from './routes/system.ts';
+import { toolRoutes } from './routes/tools.ts';
 
 /**
  * Request ids from clients are kept only when they are short and plain, so they are safe to log.
@@ -58,6 +61,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   // Authentication first: an unauthenticated client never gets the server to read (and hold) a body.
   app.use('/v1/*', authenticate(deps.keys), limitBody, jsonBody());
   app.route('/v1', identityRoutes());
+  if (deps.tools !== undefined) {
+    app.route('/v1', toolRoutes(deps.tools));
+    app.route('/v1', execRoutes(deps.tools));
+    app.route('/v1', manualRoutes(deps.tools));
+  }
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
 
