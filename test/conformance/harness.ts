@@ -104,7 +104,7 @@ function normalize(output: RunOutput, dir: string, places: Placeholders): RunOut
   const clean = (text: string) => text
     .replaceAll(MODULES_URL, '{modules}').replaceAll(MODULES, '{modules}').replaceAll(dir, '{dir}')
     .replace(/file:\/\/\/\S*?paddock-deno-[^/]+\/main\.js/g, '{harness}')
-    .replaceAll(`:${places.port2}`, ':{port2}').replaceAll(`:${places.port}`, ':{port}');
+    .replace(new RegExp(`:${places.port2}(?!\\d)`, 'g'), ':{port2}').replace(new RegExp(`:${places.port}(?!\\d)`, 'g'), ':{port}');
   return { stdout: clean(output.stdout), stderr: clean(output.stderr), code: output.code };
 }
 
