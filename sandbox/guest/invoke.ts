@@ -9,8 +9,8 @@ import { cancelAllRequests, hostRequest } from './bridge.ts';
 import { DOMException } from './errors.ts';
 import { AbortController } from './events.ts';
 import {
-  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, PromisePrototypeThen, PromiseResolve,
-  ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
+  ArrayIsArray, JSONParse, JSONStringify, ObjectFreeze, ObjectHasOwn, ObjectPrototypeToString, ObjectSetPrototypeOf, PromisePrototypeThen,
+  PromiseResolve, ReflectApply, ReflectGetOwnPropertyDescriptor, TypeErrorCtor, globalThisRef, withResolvers, toDOMString,
 } from './primordials.ts';
 import { clearAllTimers } from './timers.ts';
 import { onUncaught } from './uncaught.ts';
@@ -54,8 +54,19 @@ function errorMessage(error: unknown): string {
   }
 }
 
+/**
+ * Every value the invocation resolves with has no prototype. Resolving a promise with an object
+ * looks up its `then`; one inheriting from Object.prototype would be adopted as a thenable once a
+ * tool defines `Object.prototype.then`, and the tool's `then` would receive the resolve function,
+ * free to hand the host any value (a 20 MB ArrayBuffer, a Map) past the result and output checks.
+ */
+function unthenable<T extends object>(value: T): T {
+  ObjectSetPrototypeOf(value, null);
+  return value;
+}
+
 export function errorResult(error: unknown): InvokeError {
-  return { error: { name: errorName(error), message: errorMessage(error) } };
+  return unthenable({ error: { name: errorName(error), message: errorMessage(error) } });
 }
 
 /** A JSON round trip with the captured JSON functions: plain data only, undefined becomes null. */
@@ -65,7 +76,7 @@ function jsonSafe(value: unknown): unknown {
 }
 
 function normalizeToolResult(value: unknown): GuestToolResult {
-  if (typeof value === 'string') return { content: value, isError: false, metadata: null, terminate: false };
+  if (typeof value === 'string') return unthenable({ content: value, isError: false, metadata: null, terminate: false });
   if (typeof value !== 'object' || value === null || ArrayIsArray(value)) {
     const what = value === null ? 'null' : ArrayIsArray(value) ? 'an array' : typeof value;
     throw new TypeErrorCtor(`A tool must return a string or { content, isError?, metadata?, terminate? }; it returned ${what}.`);
@@ -81,7 +92,7 @@ function normalizeToolResult(value: unknown): GuestToolResult {
     if (typeof metadata !== 'object' || ArrayIsArray(metadata)) throw new TypeErrorCtor("The tool result's metadata must be an object.");
     copied = jsonSafe(metadata) as Record<string, unknown>;
   }
-  return { content, isError: record.isError === true, metadata: copied, terminate: record.terminate === true };
+  return unthenable({ content, isError: record.isError === true, metadata: copied, terminate: record.terminate === true });
 }
 
 const controller = new AbortController();
@@ -114,7 +125,7 @@ async function runExec(): Promise<{ result: unknown }> {
   const module = readModule();
   const main = ObjectHasOwn(module, 'default') ? module.default : undefined;
   const value: unknown = typeof main === 'function' ? await (ReflectApply(main, undefined, []) as unknown) : await main;
-  return { result: jsonSafe(value) };
+  return unthenable({ result: jsonSafe(value) });
 }
 
 /**
@@ -124,7 +135,7 @@ async function runExec(): Promise<{ result: unknown }> {
 function runDescribe(): { result: unknown } {
   const module = readModule();
   const field = (key: string): unknown => (ObjectHasOwn(module, key) ? jsonSafe(module[key]) : null);
-  return {
+  return unthenable({
     result: {
       name: field('name'),
       description: field('description'),
@@ -132,7 +143,7 @@ function runDescribe(): { result: unknown } {
       permissions: field('permissions'),
       hasExecute: ObjectHasOwn(module, 'default') && typeof module.default === 'function',
     },
-  };
+  });
 }
 
 /** `__paddock_invoke`: the host calls it once per context (tests call it more often). */
