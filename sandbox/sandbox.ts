@@ -10,7 +10,7 @@ import type { CallLimits } from './limits.ts';
 import { WorkerPool } from './pool/worker-pool.ts';
 import type { PoolEvent } from './pool/worker-pool.ts';
 import type { GuestToolResult } from './protocol.ts';
-import type { CallReply, CallRequest, WireGrant } from './worker/messages.ts';
+import type { CallReply, CallRequest, CallTimings, WireGrant } from './worker/messages.ts';
 
 export interface SandboxOptions {
   /** The guest runtime script (sandbox/bundler/guest-runtime.ts). */
@@ -59,13 +59,16 @@ export interface CallFailureInfo {
   name: string;
 }
 
+/** Where a call's time went (ms), when it reached a worker: for benchmarks and slow-call diagnosis. */
+export type { CallTimings };
+
 export type ToolOutcome =
-  | ({ ok: true } & GuestToolResult & { logs: LogLine[]; cpuMs: number; durationMs: number })
-  | { ok: false; error: CallFailureInfo; logs: LogLine[]; cpuMs: number; durationMs: number };
+  | ({ ok: true } & GuestToolResult & { logs: LogLine[]; cpuMs: number; durationMs: number; timings?: CallTimings | undefined })
+  | { ok: false; error: CallFailureInfo; logs: LogLine[]; cpuMs: number; durationMs: number; timings?: CallTimings | undefined };
 
 export type ExecOutcome =
-  | { ok: true; result: unknown; logs: LogLine[]; cpuMs: number; durationMs: number }
-  | { ok: false; error: CallFailureInfo; logs: LogLine[]; cpuMs: number; durationMs: number };
+  | { ok: true; result: unknown; logs: LogLine[]; cpuMs: number; durationMs: number; timings?: CallTimings | undefined }
+  | { ok: false; error: CallFailureInfo; logs: LogLine[]; cpuMs: number; durationMs: number; timings?: CallTimings | undefined };
 
 /** What a tool module exports besides execute, as JSON copies (null where absent or not JSON). */
 export interface ModuleDeclarations {
@@ -137,9 +140,10 @@ export class Sandbox {
       onLog: (level, text) => { logs.push({ level, text }); },
     });
     const durationMs = performance.now() - started;
-    if (!reply.ok) return { ok: false, error: failureInfo(reply), logs, cpuMs: reply.cpuMs, durationMs };
+    const { timings } = reply;
+    if (!reply.ok) return { ok: false, error: failureInfo(reply), logs, cpuMs: reply.cpuMs, durationMs, timings };
     const value = reply.value as GuestToolResult;
-    return { ok: true, content: value.content, isError: value.isError, metadata: value.metadata, terminate: value.terminate, logs, cpuMs: reply.cpuMs, durationMs };
+    return { ok: true, content: value.content, isError: value.isError, metadata: value.metadata, terminate: value.terminate, logs, cpuMs: reply.cpuMs, durationMs, timings };
   }
 
   async exec(call: ExecCall): Promise<ExecOutcome> {
@@ -158,8 +162,9 @@ export class Sandbox {
       onLog: (level, text) => { logs.push({ level, text }); },
     });
     const durationMs = performance.now() - started;
-    if (!reply.ok) return { ok: false, error: failureInfo(reply), logs, cpuMs: reply.cpuMs, durationMs };
-    return { ok: true, result: (reply.value as { result: unknown }).result, logs, cpuMs: reply.cpuMs, durationMs };
+    const { timings } = reply;
+    if (!reply.ok) return { ok: false, error: failureInfo(reply), logs, cpuMs: reply.cpuMs, durationMs, timings };
+    return { ok: true, result: (reply.value as { result: unknown }).result, logs, cpuMs: reply.cpuMs, durationMs, timings };
   }
 
   /**

@@ -621,6 +621,11 @@ interface CellResult {
   latency: Summary;
   /** Paddock: the isolate's own CPU time per call, as the worker reports it (ms). */
   isolateCpu: Summary | null;
+  /**
+   * Paddock: where each call's time went (ms; outcome.timings, see sandbox/worker/messages.ts), plus
+   * `coordinator` (the rest of runTool's duration) and `cold` (share of calls that found no warm isolate).
+   */
+  phases: Record<string, Summary> | null;
   /** Median over rounds of calls completed per second of wall time. */
   throughput: number;
   calls: number;
@@ -661,6 +666,7 @@ function runDeno(tool: ToolUnderTest, env: NodeJS.ProcessEnv): Promise<void> {
 async function benchEndToEnd(sandbox: Sandbox, tools: ToolUnderTest[], options: BenchOptions, denoEnv: NodeJS.ProcessEnv, pacedGapMs: number, progress: (text: string) => void): Promise<CellResult[]> {
   let sequence = 0;
   const isolateCpu = new Map<string, number[]>();
+  const phases = new Map<string, Samples>();
   let currentCell = '';
   const paddockOnce = (tool: ToolUnderTest) => async (): Promise<void> => {
     const callId = `bench-${++sequence}`;
@@ -670,7 +676,22 @@ async function benchEndToEnd(sandbox: Sandbox, tools: ToolUnderTest[], options: 
     });
     if (!outcome.ok) throw new Error(`sandbox.runTool (${tool.id}) failed: ${outcome.error.kind}: ${outcome.error.message}`);
     if (outcome.content !== tool.expected) throw new Error(`sandbox.runTool (${tool.id}): expected "${tool.expected}", got ${JSON.stringify(outcome.content)}`);
-    isolateCpu.set(currentCell, [...(isolateCpu.get(currentCell) ?? []), outcome.cpuMs]);
+    let cpu = isolateCpu.get(currentCell);
+    if (cpu === undefined) isolateCpu.set(currentCell, cpu = []);
+    cpu.push(outcome.cpuMs);
+    const { timings } = outcome;
+    if (timings !== undefined) {
+      let cell = phases.get(currentCell);
+      if (cell === undefined) phases.set(currentCell, cell = new Samples());
+      let accounted = 0;
+      for (const [phase, value] of Object.entries(timings)) {
+        if (typeof value !== 'number') continue;
+        cell.add(phase, value);
+        accounted += value;
+      }
+      cell.add('coordinator', outcome.durationMs - accounted);
+      cell.add('cold', timings.cold ? 1 : 0);
+    }
   };
 
   // Warm-up, not recorded: worker JIT, code caches, Deno's transpile cache.
@@ -708,9 +729,20 @@ async function benchEndToEnd(sandbox: Sandbox, tools: ToolUnderTest[], options: 
     concurrency: cell.concurrency,
     latency: summarize(latencies.get(cell) ?? []),
     isolateCpu: cell.runner === 'paddock' ? summarize(isolateCpu.get(keyOf(cell)) ?? []) : null,
+    phases: cell.runner === 'paddock' ? phaseSummaries(phases.get(keyOf(cell))) : null,
     throughput: cell.concurrency === 'paced' ? Number.NaN : summarize(throughputs.get(cell) ?? []).median,
     calls: (latencies.get(cell) ?? []).length,
   }));
+}
+
+/** Phases in the order a call goes through them (sandbox/worker/messages.ts CallTimings). */
+const PHASES = ['queued', 'toWorker', 'bind', 'isolate', 'compile', 'run', 'invoke', 'finish', 'rest', 'fromWorker', 'coordinator', 'cold'] as const;
+
+function phaseSummaries(samples: Samples | undefined): Record<string, Summary> | null {
+  if (samples === undefined) return null;
+  const out: Record<string, Summary> = {};
+  for (const phase of PHASES) if (samples.has(phase)) out[phase] = samples.summary(phase);
+  return out;
 }
 
 /** A child that answers each call message with a result message of a tool's size, and does nothing else. */
@@ -907,14 +939,23 @@ function printReport(machine: Machine, options: BenchOptions, inWorker: InWorker
     }
   }
   out.push(table(['tool', 'concurrency', 'paddock p50', 'p90', 'p99', 'isolate cpu', 'calls/s', 'deno p50', 'p90', 'calls/s', 'latency P/D', 'throughput P/D', 'calls P/D'], e2eRows));
-  const sequential = cells.find((cell) => cell.tool === 'compute' && cell.runner === 'paddock' && cell.concurrency === 1);
-  const paced = cells.find((cell) => cell.tool === 'compute' && cell.runner === 'paddock' && cell.concurrency === 'paced');
-  const warmCall = s.summary('pool: eval, refill at take: call').median;
-  if (sequential !== undefined && paced !== undefined) {
-    out.push(`   where a sequential compute call goes (p50): paced ${fmt(paced.latency.median, 3)} ms / back to back ${fmt(sequential.latency.median, 3)} ms = `
-      + `call from a pool of 2 refilling at take ${fmt(warmCall, 3)} ms (in process) + IPC round trip ${fmt(ipc.median, 3)} ms (p90 ${fmt(ipc.p90, 3)}) + `
-      + `rest ${fmt(paced.latency.median - warmCall - ipc.median, 3)} / ${fmt(sequential.latency.median - warmCall - ipc.median, 3)} ms `
-      + '(worker bookkeeping, scheduling, refills competing for the cores, cold isolates when the pool runs dry)');
+  out.push('');
+  out.push('   where a compute call\'s time goes (ms, from outcome.timings: p50 / mean per phase; cold = share of calls without a warm isolate)');
+  const phaseCells = (['paced', 1, 8] as const).flatMap((concurrency) => {
+    const cell = cells.find((entry) => entry.tool === 'compute' && entry.runner === 'paddock' && entry.concurrency === concurrency);
+    return cell?.phases === null || cell === undefined ? [] : [{ label: concurrency === 'paced' ? 'paced' : `c${concurrency}`, cell, phases: cell.phases }];
+  });
+  if (phaseCells.length === 0) {
+    out.push('   (the sandbox reported no timings)');
+  } else {
+    const phaseRows: string[][] = PHASES.map((phase) => [phase, ...phaseCells.flatMap(({ phases }) => {
+      const summary = phases[phase];
+      if (summary === undefined) return ['-', '-'];
+      return phase === 'cold' ? ['', `${fmt(summary.mean * 100, 0)}%`] : [fmt(summary.median, 3), fmt(summary.mean, 3)];
+    })]);
+    phaseRows.push(['total (runTool)', ...phaseCells.flatMap(({ cell }) => [fmt(cell.latency.median, 3), fmt(cell.latency.mean, 3)])]);
+    out.push(table(['phase', ...phaseCells.flatMap(({ label }) => [`${label} p50`, `${label} mean`])], phaseRows));
+    out.push(`   IPC round trip alone (echo child, same channel settings): p50 ${fmt(ipc.median, 3)} ms, p90 ${fmt(ipc.p90, 3)} ms`);
   }
   out.push('');
   out.push('Verdict');

@@ -34,9 +34,20 @@ export interface IsolateCall {
   onLog?: ((level: string, text: string) => void) | undefined;
 }
 
+/** Where the call's time went (ms); phases the call never reached stay 0. */
+export interface IsolatePhases {
+  /** Preparing an isolate inside the call: 0 when a prepared (warm) one was handed in. */
+  prepare: number;
+  cold: boolean;
+  compile: number;
+  run: number;
+  invoke: number;
+  finish: number;
+}
+
 export type IsolateOutcome =
-  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number }
-  | { ok: false; error: CallError; cpuMs: number };
+  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number; phases: IsolatePhases }
+  | { ok: false; error: CallError; cpuMs: number; phases: IsolatePhases };
 
 const CPU_POLL_MS = 10;
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
@@ -48,12 +59,20 @@ const ABORT_GRACE_MS = 20;
  */
 export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): Promise<IsolateOutcome> {
   const { limits } = call;
+  const phases: IsolatePhases = { prepare: 0, cold: warm === undefined, compile: 0, run: 0, invoke: 0, finish: 0 };
+  let mark = performance.now();
+  const lap = (phase: Exclude<keyof IsolatePhases, 'cold'>): void => {
+    const now = performance.now();
+    phases[phase] = now - mark;
+    mark = now;
+  };
   let prepared: PreparedIsolate;
   try {
     prepared = warm ?? await prepareIsolate(call.runtime, limits.heapMiB);
   } catch (error) {
-    return { ok: false, error: new CallError('crashed', `The guest runtime could not start: ${error instanceof Error ? error.message : String(error)}`), cpuMs: 0 };
+    return { ok: false, error: new CallError('crashed', `The guest runtime could not start: ${error instanceof Error ? error.message : String(error)}`), cpuMs: 0, phases };
   }
+  lap('prepare');
   const { isolate, context, settle, invoke, abort: abortGuest, baselineCpuNs } = prepared;
   const pending = new Map<number, AbortController>();
   let nextId = 1;
@@ -155,21 +174,26 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   prepared.attach(doors);
   const work = (async (): Promise<unknown> => {
     const bundle = await compileCached(isolate, call.bundle.code, call.bundle.filename, codeCache, `bundle:${call.bundle.hash}`);
+    lap('compile');
     await bundle.run(context, { timeout: limits.wallTimeMs });
-    return invoke.call([call.input]);
+    lap('run');
+    const value = await invoke.call([call.input]);
+    lap('invoke');
+    return value;
   })();
 
   try {
     const raced = await Promise.race([work.then((value) => ({ value })), endedEarly.then((error) => ({ error }))]);
-    if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate, baselineCpuNs) };
+    if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
     const outcome = interpretGuestValue(raced.value);
     if (outcome.ok) countOutput(Buffer.byteLength(JSON.stringify(outcome.value)), 'the result');
+    lap('finish');
     // A limit may have been crossed while the result was on its way out (output, or a timer that fired).
     const late = endedWith();
-    if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate, baselineCpuNs) };
-    return { ...outcome, cpuMs: cpuMs(isolate, baselineCpuNs) };
+    if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
+    return { ...outcome, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
   } catch (error) {
-    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate, baselineCpuNs) };
+    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate, baselineCpuNs), phases };
   } finally {
     clearTimeout(wallTimer);
     clearInterval(cpuTimer);

@@ -3,7 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { AuditSink } from '../audit.ts';
-import type { CallReply, CallRequest, FromWorker, ToWorker } from '../worker/messages.ts';
+import { monotonicMs } from '../worker/clock.ts';
+import type { CallReply, CallRequest, FromWorker, ToWorker, WorkerReply } from '../worker/messages.ts';
 
 export interface WorkerPoolOptions {
   /** The guest runtime script every isolate boots (sandbox/bundler/guest-runtime.ts). */
@@ -40,6 +41,8 @@ export interface PoolCall {
 interface InFlight {
   id: number;
   call: PoolCall;
+  queuedAt: number;
+  sentAt: number;
   resolve: (reply: CallReply) => void;
   deadline: number;
   onAbort: () => void;
@@ -65,7 +68,7 @@ const WATCH_INTERVAL_MS = 250;
 export class WorkerPool {
   readonly #options: Required<Omit<WorkerPoolOptions, 'onEvent'>> & Pick<WorkerPoolOptions, 'onEvent'>;
   readonly #workers: Worker[] = [];
-  readonly #queue: { call: PoolCall; resolve: (reply: CallReply) => void }[] = [];
+  readonly #queue: { call: PoolCall; resolve: (reply: CallReply) => void; queuedAt: number }[] = [];
   readonly #watch: NodeJS.Timeout;
   #nextId = 1;
   #closed = false;
@@ -104,7 +107,7 @@ export class WorkerPool {
     if (this.#closed) return Promise.resolve(failure('crashed', 'The sandbox is shutting down.'));
     if (call.signal?.aborted === true) return Promise.resolve(failure('aborted', 'The call was aborted.'));
     return new Promise((resolve) => {
-      this.#queue.push({ call, resolve });
+      this.#queue.push({ call, resolve, queuedAt: monotonicMs() });
       this.#dispatch();
     });
   }
@@ -131,7 +134,7 @@ export class WorkerPool {
         next.resolve(failure('aborted', 'The call was aborted.'));
         continue;
       }
-      this.#start(worker, next.call, next.resolve);
+      this.#start(worker, next.call, next.resolve, next.queuedAt);
     }
   }
 
@@ -144,7 +147,7 @@ export class WorkerPool {
     return best;
   }
 
-  #start(worker: Worker, call: PoolCall, resolve: (reply: CallReply) => void): void {
+  #start(worker: Worker, call: PoolCall, resolve: (reply: CallReply) => void, queuedAt: number): void {
     const id = this.#nextId++;
     let sent = false;
     let settled = false;
@@ -154,7 +157,7 @@ export class WorkerPool {
       else entry.resolve(failure('aborted', 'The call was aborted.'));
     };
     const entry: InFlight = {
-      id, call, onAbort,
+      id, call, onAbort, queuedAt, sentAt: 0,
       deadline: Number.POSITIVE_INFINITY, // set when the worker receives it: its start-up time is not the call's
       resolve: (reply) => {
         if (settled) return;
@@ -171,6 +174,7 @@ export class WorkerPool {
       if (settled) return;
       sent = true;
       entry.deadline = Date.now() + call.request.limits.wallTimeMs + this.#options.killGraceMs;
+      entry.sentAt = monotonicMs();
       this.#send(worker, { type: 'call', id, request: call.request });
     }, () => undefined);
   }
@@ -210,9 +214,11 @@ export class WorkerPool {
         case 'audit':
           this.#options.audit.record(message.record);
           break;
-        case 'result':
-          worker.calls.get(message.id)?.resolve(message.reply);
+        case 'result': {
+          const entry = worker.calls.get(message.id);
+          entry?.resolve(withTimings(message.reply, entry, monotonicMs()));
           break;
+        }
       }
     });
     child.on('error', () => { child.kill('SIGKILL'); });
@@ -263,6 +269,17 @@ export class WorkerPool {
     if (worker.process.pid !== undefined) this.#options.onEvent?.({ type: 'worker-killed', pid: worker.process.pid, reason: reason.message });
     worker.process.kill('SIGKILL');
   }
+}
+
+/** The worker's reply with its timings completed by the supervisor's side of the trip. */
+function withTimings(reply: WorkerReply, entry: InFlight, receivedAt: number): CallReply {
+  const { timings, ...rest } = reply;
+  if (timings === undefined) return rest;
+  const { receivedAt: workerReceivedAt, repliedAt, ...phases } = timings;
+  return {
+    ...rest,
+    timings: { queued: entry.sentAt - entry.queuedAt, toWorker: workerReceivedAt - entry.sentAt, ...phases, fromWorker: receivedAt - repliedAt },
+  };
 }
 
 function failure(kind: 'crashed' | 'aborted' | 'timeout', message: string): CallReply {

@@ -7,6 +7,7 @@ import { WarmIsolates } from '../host/prepared-isolate.ts';
 import { runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
 import { bindHandlers } from './bind-handlers.ts';
+import { monotonicMs } from './clock.ts';
 import type { CallRequest, FromWorker, ToWorker } from './messages.ts';
 
 if (process.send === undefined) {
@@ -24,12 +25,15 @@ const running = new Map<number, AbortController>();
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
 
-async function runCall(id: number, request: CallRequest): Promise<void> {
+async function runCall(id: number, request: CallRequest, receivedAt: number): Promise<void> {
   const controller = new AbortController();
   running.set(id, controller);
   const bound = bindHandlers(request, audit);
+  const boundAt = monotonicMs();
   try {
     if (runtime === undefined) throw new Error('worker not initialised');
+    const prepared = warm?.take(request.limits.heapMiB, runtime.hash);
+    const takenAt = monotonicMs();
     const outcome = await runInIsolate({
       runtime,
       bundle: request.bundle,
@@ -39,12 +43,19 @@ async function runCall(id: number, request: CallRequest): Promise<void> {
       signal: controller.signal,
       onUpdate: (text) => { send({ type: 'update', id, text }); },
       onLog: (level, text) => { send({ type: 'log', id, level, text }); },
-    }, warm?.take(request.limits.heapMiB, runtime.hash));
+    }, prepared);
+    const { phases } = outcome;
+    const repliedAt = monotonicMs();
+    const timings = {
+      receivedAt, repliedAt, bind: boundAt - receivedAt, isolate: takenAt - boundAt + phases.prepare, cold: phases.cold,
+      compile: phases.compile, run: phases.run, invoke: phases.invoke, finish: phases.finish,
+      rest: repliedAt - takenAt - phases.prepare - phases.compile - phases.run - phases.invoke - phases.finish,
+    };
     send({
       type: 'result', id,
       reply: outcome.ok
-        ? { ok: true, value: outcome.value, cpuMs: outcome.cpuMs }
-        : { ok: false, error: { kind: outcome.error.kind, message: outcome.error.message, details: { ...outcome.error.details } }, cpuMs: outcome.cpuMs },
+        ? { ok: true, value: outcome.value, cpuMs: outcome.cpuMs, timings }
+        : { ok: false, error: { kind: outcome.error.kind, message: outcome.error.message, details: { ...outcome.error.details } }, cpuMs: outcome.cpuMs, timings },
     });
   } finally {
     bound.revoke();
@@ -61,7 +72,7 @@ process.on('message', (message: ToWorker) => {
       send({ type: 'ready' });
       break;
     case 'call':
-      runCall(message.id, message.request).catch((error: unknown) => {
+      runCall(message.id, message.request, monotonicMs()).catch((error: unknown) => {
         // runInIsolate turns guest failures into outcomes; reaching here is a bug in the host.
         process.stderr.write(`sandbox worker: call ${message.id} failed in the host: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
         send({ type: 'result', id: message.id, reply: { ok: false, error: { kind: 'crashed', message: 'The sandbox host failed while running the call.', details: {} }, cpuMs: 0 } });

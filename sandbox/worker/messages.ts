@@ -30,9 +30,49 @@ export interface CallFailure {
   details: Record<string, unknown>;
 }
 
+/**
+ * Where a call's time went inside its worker, in ms. `receivedAt` and `repliedAt` are on the
+ * machine's monotonic clock (./clock.ts), which every process shares, so the supervisor can tell
+ * the time spent in the IPC channel and waiting for the worker's event loop from the worker's own.
+ */
+export interface WorkerTimings {
+  receivedAt: number;
+  repliedAt: number;
+  /** Capabilities bound to the call's grant. */
+  bind: number;
+  /** Getting an isolate: a prepared one from the warm pool, or one prepared inside the call (cold). */
+  isolate: number;
+  cold: boolean;
+  /** The bundle compiled in the isolate (V8 code cache when the worker has seen it). */
+  compile: number;
+  /** The module's top level. */
+  run: number;
+  /** execute, until its result was copied out. */
+  invoke: number;
+  /** Result checks and output accounting. */
+  finish: number;
+  /** Everything else between receiving the call and sending its reply (clean-up before the reply). */
+  rest: number;
+}
+
+/** WorkerTimings as the supervisor completes them: its queue and the two trips over IPC (ms). */
+export interface CallTimings extends Omit<WorkerTimings, 'receivedAt' | 'repliedAt'> {
+  /** Waiting in the supervisor for a worker with room (and for a new worker to start). */
+  queued: number;
+  /** From the supervisor's send until the worker's handler ran (serialization, pipe, the worker's event loop). */
+  toWorker: number;
+  /** From the worker's send until the supervisor's handler ran. */
+  fromWorker: number;
+}
+
 export type CallReply =
-  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number }
-  | { ok: false; error: CallFailure; cpuMs: number };
+  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number; timings?: CallTimings | undefined }
+  | { ok: false; error: CallFailure; cpuMs: number; timings?: CallTimings | undefined };
+
+/** What a worker sends back: the reply with its own timings (the supervisor turns them into CallTimings). */
+export type WorkerReply =
+  | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number; timings?: WorkerTimings }
+  | { ok: false; error: CallFailure; cpuMs: number; timings?: WorkerTimings };
 
 /** Coordinator -> worker. */
 export type ToWorker =
@@ -46,4 +86,4 @@ export type FromWorker =
   | { type: 'update'; id: number; text: string }
   | { type: 'log'; id: number; level: string; text: string }
   | { type: 'audit'; record: AuditRecord }
-  | { type: 'result'; id: number; reply: CallReply };
+  | { type: 'result'; id: number; reply: WorkerReply };

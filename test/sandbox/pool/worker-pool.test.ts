@@ -37,6 +37,18 @@ describe('WorkerPool', () => {
     expect(pool.pids()).not.toContain(process.pid);
   });
 
+  it('reports where the call\'s time went, on both sides of the channel', async () => {
+    const reply = await pool.run({ request: request('return "timed";') });
+    expect(reply).toMatchObject({ ok: true, value: { content: 'timed' } });
+    const { timings } = reply;
+    expect(timings).toBeDefined();
+    for (const phase of ['queued', 'toWorker', 'bind', 'isolate', 'compile', 'run', 'invoke', 'finish', 'rest', 'fromWorker'] as const) {
+      expect(timings?.[phase], phase).toBeGreaterThanOrEqual(0);
+      expect(timings?.[phase], phase).toBeLessThan(5000);
+    }
+    expect(typeof timings?.cold).toBe('boolean');
+  });
+
   it('relays updates and logs while the call runs', async () => {
     const updates: string[] = [];
     const logs: string[] = [];
