@@ -181,12 +181,15 @@ describe('initialize and tools/list', () => {
   it('lists exactly the registry that GET /v1/tools lists, parameters as the input schema', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    const registry = system.registry.describeAll();
-    expect(tools.map((tool) => tool.name)).toEqual(registry.map((tool) => tool.name));
+    const overHttp = await fetch(new URL('/v1/tools', url), { headers: bearer(INVOKE_KEY) });
+    expect(overHttp.status).toBe(200);
+    const listed = (await overHttp.json() as { tools: { name: string; parameters: unknown }[] }).tools;
+    expect(tools.map((tool) => tool.name)).toEqual(listed.map((tool) => tool.name));
+    expect(listed.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'fail', 'steps', 'slow']));
     const echo = tools.find((tool) => tool.name === 'echo');
     expect(echo).toMatchObject({
       description: 'Test tool echo.',
-      inputSchema: registry.find((tool) => tool.name === 'echo')?.parameters,
+      inputSchema: listed.find((tool) => tool.name === 'echo')?.parameters,
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
       _meta: { 'paddock/kind': 'read', 'paddock/source': 'user' },
     });
