@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { TOOL_NAME } from '../registry/validate-declarations.ts';
 
 /** RFC 9457 problem details, as every error response carries them. */
 export const Problem = z.object({
@@ -14,11 +15,9 @@ export const Problem = z.object({
 
 export const problemContent = { 'application/problem+json': { schema: Problem } } as const;
 
-const TOOL_NAME_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
-
 /** A tool name in a path. Checked by the route (invoke: 404 when unknown; PUT: 400 when malformed). */
 export const ToolNameParam = z.object({
-  name: z.string().openapi({ param: { name: 'name', in: 'path' }, description: `Tool name (${TOOL_NAME_PATTERN}).`, example: 'weather' }),
+  name: z.string().openapi({ param: { name: 'name', in: 'path' }, description: `Tool name (${TOOL_NAME.source}).`, example: 'weather' }),
 });
 
 const PermissionValue = z.union([z.boolean(), z.array(z.string()).max(1000)], { error: 'must be true, false or a list of strings' });
@@ -57,7 +56,7 @@ export const ToolList = z.object({
 }).openapi('ToolList');
 
 export const InvokeRequest = z.object({
-  params: z.unknown().optional().openapi({ description: 'The tool\'s params, checked against its schema. @defaultValue {}' }),
+  params: z.unknown().optional().openapi({ description: 'The tool\'s params, checked against its schema; omitted means {}.' }),
   grants: Grants,
 }).strict().openapi('InvokeRequest');
 
@@ -77,7 +76,7 @@ export type InvokeResponseBody = z.infer<typeof InvokeResponse>;
 
 export const ExecRequest = z.object({
   code: z.string().min(1).openapi({ description: 'The body of an async function: `await` works at the top level, and the value it returns is the result.' }),
-  language: z.enum(['ts', 'js']).optional().openapi({ description: '@defaultValue "ts"' }),
+  language: z.enum(['ts', 'js']).optional().openapi({ description: 'Defaults to "ts".' }),
   grants: PermissionSet.optional().openapi({ description: 'Capabilities for the snippet, within the key\'s policy. None unless asked for.' }),
   timeoutMs: z.number().int().min(1).max(900_000).optional().openapi({ description: 'Wall-time budget; it can only lower the operator\'s limit.' }),
 }).strict().openapi('ExecRequest');

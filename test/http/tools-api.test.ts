@@ -10,7 +10,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, INVOKE_KEY, bearer, expectNoLeak } from '../helpers/app.ts';
+import { ADMIN_KEY, INVOKE_KEY, bearer, expectNoLeak, makeTestApp } from '../helpers/app.ts';
 import { parseSse, startToolApp, toolSource } from './tool-app.ts';
 import type { ToolApp } from './tool-app.ts';
 
@@ -353,5 +353,14 @@ describe('OpenAPI document', () => {
     for (const name of ['Tool', 'ToolList', 'InvokeRequest', 'InvokeResult', 'ExecRequest', 'ExecResult', 'WriteToolRequest', 'WriteToolReport', 'ReloadReport', 'PermissionSet']) {
       expect(document.components.schemas).toHaveProperty(name);
     }
+  });
+});
+
+describe('mounting', () => {
+  it('serves no tool routes when the app has no tool system', async () => {
+    const { app } = makeTestApp();
+    expect((await problemOf(await app.request('/v1/tools', { headers: bearer(INVOKE_KEY) }))).status).toBe(404);
+    const document = await (await app.request('/openapi.json')).json() as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths).filter((route) => route.startsWith('/v1/tools'))).toEqual([]);
   });
 });
