@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SSEMessage } from 'hono/streaming';
 import type { AppEnv } from './env.ts';
-import { asProblem, problemBody } from './problem.ts';
+import { ProblemError, asProblem, problemBody } from './problem.ts';
 import type { InvokeResponseBody } from './schemas.ts';
 
 /** What happens during a streamed invoke, in order: updates, then one result (or one error). */
@@ -40,7 +40,12 @@ export async function streamInvoke(c: Context<AppEnv>, start: StreamedCall): Pro
   const early: InvokeEvent[] = [];
   let emit = (event: InvokeEvent): void => { early.push(event); };
   const call = start((text) => { emit({ type: 'tool-update', text }); }, controller.signal);
-  await refusedBeforeNextTurn(call);
+  try {
+    await refusedBeforeNextTurn(call);
+  } catch (error) {
+    c.req.raw.signal.removeEventListener('abort', abort);
+    throw error;
+  }
 
   return streamSSE(c, async (stream) => {
     stream.onAbort(abort);
@@ -50,11 +55,9 @@ export async function streamInvoke(c: Context<AppEnv>, start: StreamedCall): Pro
     try {
       emit({ type: 'tool-result', result: await call });
     } catch (error) {
-      // Only a call aborted while queued (its client is gone) or a bug gets here.
-      if (!controller.signal.aborted) {
-        c.var.log.error({ err: error }, 'streamed call failed after it started');
-        emit({ type: 'stream-error', problem: problemBody(c, asProblem(error)) });
-      }
+      // Only a refusal later than the coordinator makes them today, or a bug: the status is sent, so it goes as an event.
+      if (!(error instanceof ProblemError)) c.var.log.error({ err: error }, 'streamed call failed after it started');
+      emit({ type: 'stream-error', problem: problemBody(c, asProblem(error)) });
     } finally {
       c.req.raw.signal.removeEventListener('abort', abort);
     }
