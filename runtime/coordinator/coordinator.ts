@@ -68,6 +68,11 @@ export interface InvokeOptions {
   signal?: AbortSignal | undefined;
   onUpdate?: ((text: string) => void) | undefined;
   callId?: string | undefined;
+  /**
+   * Set for calls a built-in makes through its ToolHost (test_tool, code_exec) while it holds a
+   * slot: they run in the parent's slot, or N such built-ins at the limit would wait on each other forever.
+   */
+  nested?: boolean | undefined;
 }
 
 export interface ExecOptions {
@@ -77,6 +82,8 @@ export interface ExecOptions {
   grants?: unknown;
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** See InvokeOptions.nested. */
+  nested?: boolean | undefined;
 }
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -113,7 +120,7 @@ export class Coordinator {
     const callId = options.callId ?? randomUUID();
     const grant = entry.source === 'user' ? this.#grantFor(entry.version.permissions, options.caller, options.grants) : undefined;
 
-    const release = await this.#limiter.acquire(options.signal);
+    const release = options.nested === true ? noop : await this.#limiter.acquire(options.signal);
     const started = performance.now();
     let result: InvokeResult;
     try {
@@ -130,7 +137,7 @@ export class Coordinator {
   /** code_exec: a fresh isolate, no grant unless the request asks and the caller's policy allows. */
   async exec(options: ExecOptions): Promise<ExecResult> {
     const grant = this.#grantFor(options.grants ?? {}, options.caller, undefined);
-    const release = await this.#limiter.acquire(options.signal);
+    const release = options.nested === true ? noop : await this.#limiter.acquire(options.signal);
     try {
       const outcome = await this.#deps.sandbox.exec({
         identity: { callId: randomUUID(), tool: 'code_exec', caller: options.caller.name },
@@ -211,6 +218,8 @@ export class Coordinator {
     }
   }
 }
+
+const noop = (): void => undefined;
 
 function emptyGrant(): WireGrant {
   return { net: [], read: [], write: [], env: [] };

@@ -72,8 +72,8 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     writeTool: (name, source) => loader.writeTool(name, source),
     deleteTool: async (name) => { await loader.deleteTool(name); },
     listTools: () => registry.describeAll(),
-    invoke: (name, params, signal) => coordinator.invoke(name, { caller, params, sessionId, signal }),
-    exec: (code, language, signal) => coordinator.exec({ caller, code, language, signal }),
+    invoke: (name, params, signal) => coordinator.invoke(name, { caller, params, sessionId, signal, nested: true }),
+    exec: (code, language, signal) => coordinator.exec({ caller, code, language, signal, nested: true }),
     manual,
   });
   const coordinator: Coordinator = new Coordinator({ registry, sandbox, config, secrets: resolveSecrets(config.secrets, options.env, log), log, makeHost });
