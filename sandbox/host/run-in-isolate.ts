@@ -32,6 +32,13 @@ export interface IsolateCall {
   signal?: AbortSignal | undefined;
   onUpdate?: ((text: string) => void) | undefined;
   onLog?: ((level: string, text: string) => void) | undefined;
+  /**
+   * Takes over disposing the isolate of a call that ended on its own (the guest returned or threw,
+   * so it runs nothing more): the worker disposes it once the reply is sent, keeping ~0.3 ms off the
+   * call's path. An isolate whose call a limit or an abort ended is disposed at once regardless, as
+   * its guest may still be running. Without it, every isolate is disposed before runInIsolate returns.
+   */
+  deferDispose?: ((dispose: () => void) => void) | undefined;
 }
 
 /** Where the call's time went (ms); phases the call never reached stay 0. */
@@ -79,6 +86,8 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   let opsStarted = 0;
   let outputBytes = 0;
   let ended: CallError | undefined;
+  /** Set once the outcome is decided: from then on the doors refuse, whatever the isolate still does. */
+  let closed = false;
   let endCall: (error: CallError) => void = () => undefined;
   const endedEarly = new Promise<CallError>((resolve) => { endCall = resolve; });
   const endedWith = (): CallError | undefined => ended;
@@ -120,6 +129,7 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
 
   const doors = {
     request(op: string, args: unknown): number {
+      if (closed) refuse('The call has ended.');
       const handler = lookup(call.handlers.async, op) ?? lookup(builtinAsync, op);
       if (handler === undefined) refuse(`Unknown host operation "${op}".`);
       const mismatch = checkOpArgs(op, args);
@@ -140,6 +150,7 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
       return id;
     },
     call(op: string, args: unknown): BridgeOutcome {
+      if (closed) refuse('The call has ended.');
       const handler = lookup(call.handlers.sync, op) ?? lookup(builtinSync, op);
       if (handler === undefined) refuse(`Unknown host operation "${op}".`);
       const mismatch = checkOpArgs(op, args);
@@ -195,13 +206,16 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   } catch (error) {
     return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate, baselineCpuNs), phases };
   } finally {
+    closed = true;
     clearTimeout(wallTimer);
     clearInterval(cpuTimer);
     call.signal?.removeEventListener('abort', onAbort);
     for (const controller of pending.values()) controller.abort();
     pending.clear();
     work.catch(() => undefined);
-    if (!isolate.isDisposed) isolate.dispose();
+    const dispose = (): void => { if (!isolate.isDisposed) isolate.dispose(); };
+    if (ended === undefined && call.deferDispose !== undefined) call.deferDispose(dispose);
+    else dispose();
   }
 }
 

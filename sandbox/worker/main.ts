@@ -25,11 +25,27 @@ const running = new Map<number, AbortController>();
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
 
+/** Work that can wait until replies are out: isolates to dispose, then the warm pool's refill. */
+const afterReply: (() => void)[] = [];
+let afterReplyScheduled = false;
+
+function scheduleAfterReply(task: () => void): void {
+  afterReply.push(task);
+  if (afterReplyScheduled) return;
+  afterReplyScheduled = true;
+  setImmediate(() => {
+    afterReplyScheduled = false;
+    for (const run of afterReply.splice(0)) run();
+    warm?.refill();
+  });
+}
+
 async function runCall(id: number, request: CallRequest, receivedAt: number): Promise<void> {
   const controller = new AbortController();
   running.set(id, controller);
   const bound = bindHandlers(request, audit);
   const boundAt = monotonicMs();
+  let dispose: (() => void) | undefined;
   try {
     if (runtime === undefined) throw new Error('worker not initialised');
     const prepared = warm?.take(request.limits.heapMiB, runtime.hash);
@@ -43,6 +59,7 @@ async function runCall(id: number, request: CallRequest, receivedAt: number): Pr
       signal: controller.signal,
       onUpdate: (text) => { send({ type: 'update', id, text }); },
       onLog: (level, text) => { send({ type: 'log', id, level, text }); },
+      deferDispose: (disposeLater) => { dispose = disposeLater; },
     }, prepared);
     const { phases } = outcome;
     const repliedAt = monotonicMs();
@@ -60,6 +77,7 @@ async function runCall(id: number, request: CallRequest, receivedAt: number): Pr
   } finally {
     bound.revoke();
     running.delete(id);
+    scheduleAfterReply(dispose ?? (() => undefined));
   }
 }
 

@@ -94,6 +94,42 @@ describe('runInIsolate', () => {
 });
 
 describe('runInIsolate with a prepared (warm) isolate', () => {
+  it('hands a cleanly ended call\'s isolate to deferDispose, and closes the doors at once', async () => {
+    const limits = resolveLimits(DEFAULT_LIMITS, {});
+    const prepared = await prepareIsolate(FAKE_RUNTIME, limits.heapMiB);
+    let dispose: (() => void) | undefined;
+    const logs: string[] = [];
+    const outcome = await runInIsolate({
+      runtime: FAKE_RUNTIME, bundle: fakeBundle('hostSync("log", { level: "info", text: "during" }); return "done";'),
+      input: { kind: 'tool', params: {}, callId: 'd', sessionId: null }, limits, handlers: { async: {}, sync: {} },
+      onLog: (_level, text) => logs.push(text),
+      deferDispose: (later) => { dispose = later; },
+    }, prepared);
+    expect(outcome).toMatchObject({ ok: true, value: { content: 'done' } });
+    expect(dispose).toBeDefined();
+    expect(prepared.isolate.isDisposed).toBe(false);
+    // Whatever still runs in the isolate until it is disposed finds the doors shut.
+    const late = String(await prepared.context.eval('try { hostSync("log", { level: "info", text: "late" }); "accepted"; } catch (e) { e.message; }'));
+    const lateAsync = String(await prepared.context.eval('host("sleep", { ms: 1 }).then(() => "accepted", (e) => e.message)', { promise: true }));
+    expect([late, lateAsync]).toEqual(['The call has ended.', 'The call has ended.']);
+    expect(logs).toEqual(['during']);
+    dispose?.();
+    expect(prepared.isolate.isDisposed).toBe(true);
+  });
+
+  it('disposes at once, deferDispose or not, when a limit ended the call', async () => {
+    const limits = resolveLimits(DEFAULT_LIMITS, { cpuTimeMs: 100, wallTimeMs: 3000 });
+    const prepared = await prepareIsolate(FAKE_RUNTIME, limits.heapMiB);
+    let deferred = false;
+    const outcome = await runInIsolate({
+      runtime: FAKE_RUNTIME, bundle: fakeBundle('for (;;) {}'), input: { kind: 'tool', params: {}, callId: 'l', sessionId: null },
+      limits, handlers: { async: {}, sync: {} }, deferDispose: () => { deferred = true; },
+    }, prepared);
+    expect(outcome).toMatchObject({ ok: false, error: { kind: 'timeout' } });
+    expect(deferred).toBe(false);
+    expect(prepared.isolate.isDisposed).toBe(true);
+  });
+
   it('runs the call and refuses a second one on the same isolate', async () => {
     const limits = resolveLimits(DEFAULT_LIMITS, {});
     const prepared = await prepareIsolate(FAKE_RUNTIME, limits.heapMiB);
@@ -106,18 +142,26 @@ describe('runInIsolate with a prepared (warm) isolate', () => {
     expect(() => { prepared.attach({ request: () => 0, call: () => ({ ok: true, value: null }), cancel: () => undefined }); }).toThrow(/exactly one call/);
   });
 
-  it('hands out each warm isolate once and refills', async () => {
+  it('hands out each warm isolate once, and refills only when asked (after the call)', async () => {
     const warm = new WarmIsolates(FAKE_RUNTIME, 64, 2);
     try {
-      await vi.waitFor(() => { expect(warm.take(64, FAKE_RUNTIME.hash)).toBeDefined(); });
+      await vi.waitFor(() => { expect(warm.size).toBe(2); });
       expect(warm.take(32, FAKE_RUNTIME.hash)).toBeUndefined();
       expect(warm.take(64, 'another-runtime')).toBeUndefined();
-      const seen = new Set<unknown>();
-      await vi.waitFor(() => {
-        const prepared = warm.take(64, FAKE_RUNTIME.hash);
-        if (prepared !== undefined) seen.add(prepared);
-        expect(seen.size).toBe(2);
-      });
+      const first = warm.take(64, FAKE_RUNTIME.hash);
+      const second = warm.take(64, FAKE_RUNTIME.hash);
+      expect(first).toBeDefined();
+      expect(second).toBeDefined();
+      expect(second).not.toBe(first);
+      expect(warm.take(64, FAKE_RUNTIME.hash)).toBeUndefined();
+      // Taking starts nothing: preparing would compete with the call the isolate was taken for.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(warm.size).toBe(0);
+      warm.refill();
+      await vi.waitFor(() => { expect(warm.size).toBe(2); });
+      const third = warm.take(64, FAKE_RUNTIME.hash);
+      expect(third === first || third === second).toBe(false);
+      for (const prepared of [first, second, third]) prepared?.isolate.dispose();
     } finally {
       warm.close();
     }
