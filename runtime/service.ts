@@ -13,6 +13,7 @@ import { PADDOCK_VERSION } from './version.ts';
 import { startToolSystem } from './coordinator/tool-system.ts';
 import type { ToolSystem } from './coordinator/tool-system.ts';
 import { builtinTools } from './tools/builtins/index.ts';
+import type { McpSessions } from './mcp/sessions.ts';
 
 /** A start-up problem the operator must fix; the CLI prints its message as one line and exits 1. */
 export class StartupError extends Error {
@@ -50,7 +51,11 @@ export async function startService(config: Config, log: Logger, options: Service
     }
   }
   let draining = false;
-  const app = createApp({ config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, isDraining: () => draining });
+  let mcpSessions: McpSessions | undefined;
+  const app = createApp({
+    config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, isDraining: () => draining,
+    mcp: { onSessions: (sessions) => { mcpSessions = sessions; } },
+  });
 
   const server = await listenOrExplain(app.fetch, config);
   const responses = trackResponses(server, () => draining);
@@ -64,6 +69,8 @@ export async function startService(config: Config, log: Logger, options: Service
     port: address.port,
     async shutdown(graceMs = config.http.shutdownGraceMs) {
       draining = true;
+      // Open MCP streams would otherwise hold the listener open for the whole grace period.
+      const mcpClosed = mcpSessions?.close();
       const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
       // Logged once the listener is closed, so the line is true when read (tests rely on it).
       log.info({ graceMs }, 'shutting down: no new connections; waiting for in-flight requests');
@@ -79,6 +86,7 @@ export async function startService(config: Config, log: Logger, options: Service
       }, graceMs);
       await closed;
       clearTimeout(timer);
+      await mcpClosed;
       await tools?.close();
       log.info({ forced }, 'shut down');
       return { forced };

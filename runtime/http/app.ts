@@ -13,6 +13,7 @@ import { ProblemError, problemResponse } from './problem.ts';
 import { execRoutes } from './routes/exec.ts';
 import { identityRoutes } from './routes/identity.ts';
 import { manualRoutes } from './routes/manuals.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { systemRoutes } from './routes/system.ts';
 import { toolRoutes } from './routes/tools.ts';
 
@@ -66,6 +67,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     app.route('/v1', execRoutes(deps.tools));
     app.route('/v1', manualRoutes(deps.tools));
   }
+  // MCP (Streamable HTTP): its own auth and body limit, the same keys and registry; 503 without a tool system.
+  app.route('/', mcpRoutes(deps, deps.mcp));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
 

@@ -25,7 +25,6 @@ import type { ToolSystem } from '../../runtime/coordinator/tool-system.ts';
 import { createApp } from '../../runtime/http/app.ts';
 import type { AppDeps } from '../../runtime/http/deps.ts';
 import { listen } from '../../runtime/http/listen.ts';
-import { mcpRoutes } from '../../runtime/http/routes/mcp.ts';
 import type { McpRouteOptions } from '../../runtime/http/routes/mcp.ts';
 import type { McpSessions } from '../../runtime/mcp/sessions.ts';
 import { OVERLOADED_ERROR_CODE } from '../../runtime/mcp/tool-server.ts';
@@ -57,9 +56,8 @@ const servers: HttpServer[] = [];
 let url: URL;
 
 async function serve(deps: AppDeps, options: McpRouteOptions = {}): Promise<{ url: URL; sessions: McpSessions | undefined }> {
-  const app = createApp(deps);
   let sessions: McpSessions | undefined;
-  app.route('/', mcpRoutes(deps, { ...options, onSessions: (created) => { sessions = created; } }));
+  const app = createApp({ ...deps, mcp: { ...options, onSessions: (created) => { sessions = created; } } });
   const server = await listen(app.fetch, { host: '127.0.0.1', port: 0, headersTimeoutMs: 30_000 });
   servers.push(server);
   onClose.push(() => sessions?.close() ?? Promise.resolve());
