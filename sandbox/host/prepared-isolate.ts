@@ -23,12 +23,14 @@ export interface PreparedIsolate {
 export const codeCache = new Map<string, ArrayBuffer>();
 
 const PREPARE_TIMEOUT_MS = 5000;
+const RUNTIME_FILENAME = 'paddock:runtime';
+const runtimeCacheKey = (runtime: { hash: string }): string => `runtime:${runtime.hash}`;
 
 export async function prepareIsolate(runtime: { code: string; hash: string }, heapMiB: number): Promise<PreparedIsolate> {
   const isolate = new ivm.Isolate({ memoryLimit: heapMiB });
   try {
     const context = await isolate.createContext();
-    const script = await compileCached(isolate, runtime.code, 'paddock:runtime', codeCache, `runtime:${runtime.hash}`);
+    const script = await compileCached(isolate, runtime.code, RUNTIME_FILENAME, codeCache, runtimeCacheKey(runtime));
     await script.run(context, { timeout: PREPARE_TIMEOUT_MS });
     let attached: Doors | undefined;
     const forward: Doors = {
@@ -54,6 +56,33 @@ export async function prepareIsolate(runtime: { code: string; hash: string }, he
   } catch (error) {
     if (!isolate.isDisposed) isolate.dispose();
     throw error;
+  }
+}
+
+const PRIME_MODULE = 'var __paddock_module = { default: function () { return "primed"; } };';
+
+/**
+ * Fills the runtime's code cache from an isolate that has booted and served one trivial call. A
+ * cache made right after compiling holds only the eagerly compiled top level; this one also holds
+ * every function boot and a call went through, so later isolates skip compiling them lazily
+ * (measured on 2 cores: a call's invoke 0.91 -> 0.67 ms, preparing an isolate 4.4 -> 3.8 ms CPU).
+ * Only trusted code runs in that isolate (the runtime and a one-line module), and it is disposed.
+ */
+export async function primeRuntimeCodeCache(runtime: { code: string; hash: string }, heapMiB: number): Promise<void> {
+  const prepared = await prepareIsolate(runtime, heapMiB);
+  const { isolate, context } = prepared;
+  try {
+    prepared.attach({ request: () => refuse('No call is attached.'), call: () => refuse('No call is attached.'), cancel: () => undefined });
+    const module = await isolate.compileScript(PRIME_MODULE, { filename: 'paddock:prime' });
+    await module.run(context, { timeout: PREPARE_TIMEOUT_MS });
+    await prepared.invoke.call([{ kind: 'tool', params: {}, callId: 'prime', sessionId: null }], { timeoutMs: PREPARE_TIMEOUT_MS });
+    // The same source and name hit this isolate's compilation cache: the script as it is now, inner functions compiled.
+    const options: ivm.ScriptInfo = { filename: RUNTIME_FILENAME, produceCachedData: true };
+    const again = (await isolate.compileScript(runtime.code, options)) as ivm.Script & ivm.CachedDataResult;
+    const produced = again.cachedData?.copy();
+    if (produced !== undefined) codeCache.set(runtimeCacheKey(runtime), produced);
+  } finally {
+    if (!isolate.isDisposed) isolate.dispose();
   }
 }
 

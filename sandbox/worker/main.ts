@@ -3,7 +3,7 @@
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
-import { WarmIsolates } from '../host/prepared-isolate.ts';
+import { WarmIsolates, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
 import { runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
 import { bindHandlers } from './bind-handlers.ts';
@@ -83,12 +83,19 @@ async function runCall(id: number, request: CallRequest, receivedAt: number): Pr
 
 process.on('message', (message: ToWorker) => {
   switch (message.type) {
-    case 'init':
-      runtime = message.runtime;
+    case 'init': {
+      const { runtime: initRuntime, warm: warmOptions } = message;
+      runtime = initRuntime;
       warm?.close();
-      if (message.warm.count > 0) warm = new WarmIsolates(message.runtime, message.warm.heapMiB, message.warm.count);
-      send({ type: 'ready' });
+      warm = undefined;
+      // Before the warm pool fills, so its isolates already boot from the primed cache. A runtime that
+      // cannot boot fails here too; calls then report it on the cold path.
+      primeRuntimeCodeCache(initRuntime, warmOptions.heapMiB).catch(() => undefined).finally(() => {
+        if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
+        send({ type: 'ready' });
+      });
       break;
+    }
     case 'call':
       runCall(message.id, message.request, monotonicMs()).catch((error: unknown) => {
         // runInIsolate turns guest failures into outcomes; reaching here is a bug in the host.

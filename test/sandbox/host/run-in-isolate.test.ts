@@ -3,7 +3,8 @@
  * or wall time, heap, output, abort) ends only that call, with its own error kind.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { WarmIsolates, prepareIsolate } from '../../../sandbox/host/prepared-isolate.ts';
+import { WarmIsolates, codeCache, prepareIsolate, primeRuntimeCodeCache } from '../../../sandbox/host/prepared-isolate.ts';
+import { ivm } from '../../../sandbox/host/transfer.ts';
 import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
 import { runInIsolate } from '../../../sandbox/host/run-in-isolate.ts';
 import type { IsolateCall } from '../../../sandbox/host/run-in-isolate.ts';
@@ -165,5 +166,24 @@ describe('runInIsolate with a prepared (warm) isolate', () => {
     } finally {
       warm.close();
     }
+  });
+});
+
+describe('primeRuntimeCodeCache', () => {
+  it('caches the runtime with the functions a call runs compiled, and isolates boot from it', async () => {
+    const runtime = { ...FAKE_RUNTIME, hash: 'fake-runtime-primed' };
+    const fresh = new ivm.Isolate({ memoryLimit: 32 });
+    const compiled = (await fresh.compileScript(runtime.code, { filename: 'paddock:runtime', produceCachedData: true })) as ivm.Script & ivm.CachedDataResult;
+    const compileTimeBytes = compiled.cachedData?.copy().byteLength ?? 0;
+    fresh.dispose();
+    await primeRuntimeCodeCache(runtime, 32);
+    const primed = codeCache.get(`runtime:${runtime.hash}`);
+    expect(primed).toBeDefined();
+    expect(primed?.byteLength ?? 0).toBeGreaterThan(compileTimeBytes);
+    const limits = resolveLimits(DEFAULT_LIMITS, {});
+    const outcome = await runInIsolate({
+      runtime, bundle: fakeBundle('return "after priming";'), input: { kind: 'tool', params: {}, callId: 'p', sessionId: null }, limits, handlers: { async: {}, sync: {} },
+    });
+    expect(outcome).toMatchObject({ ok: true, value: { content: 'after priming' } });
   });
 });
