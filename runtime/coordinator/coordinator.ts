@@ -247,6 +247,7 @@ const missingHost: ToolHost = {
   writeTool: () => Promise.reject(new Error('not available here')),
   deleteTool: () => Promise.reject(new Error('not available here')),
   listTools: () => [],
+  loadErrors: () => [],
   invoke: () => Promise.reject(new Error('not available here')),
   exec: () => Promise.reject(new Error('not available here')),
   manual: () => Promise.resolve(undefined),

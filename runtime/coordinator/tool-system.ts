@@ -72,6 +72,7 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     writeTool: (name, source) => loader.writeTool(name, source),
     deleteTool: async (name) => { await loader.deleteTool(name); },
     listTools: () => registry.describeAll(),
+    loadErrors: () => registry.errors(),
     invoke: (name, params, signal) => coordinator.invoke(name, { caller, params, sessionId, signal, nested: true }),
     exec: (code, language, signal) => coordinator.exec({ caller, code, language, signal, nested: true }),
     manual,

@@ -35,6 +35,8 @@ export interface ToolHost {
   writeTool(name: string, source: string): Promise<WriteToolReport>;
   deleteTool(name: string): Promise<void>;
   listTools(): readonly ToolDescription[];
+  /** Files in the tools folder that failed to load (their last good version, if any, still serves). */
+  loadErrors(): readonly ToolLoadError[];
   /** Runs a tool through the same choke point as any other call (test_tool). */
   invoke(name: string, params: unknown, signal?: AbortSignal): Promise<InvokeResult>;
   exec(code: string, language: 'ts' | 'js', signal?: AbortSignal): Promise<ExecResult>;

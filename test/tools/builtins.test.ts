@@ -204,6 +204,17 @@ describe('list_tools', () => {
     expect(metadata.tools.find((tool) => tool.name === 'netter')).toMatchObject({ source: 'user', permissions: { net: ['api.example.com'] } });
   });
 
+  it('names the files that failed to load, with their first error line', async () => {
+    await writeFile(path.join(tools, 'halfdone.ts'), 'export const name = "halfdone";\nexport default function (: {}\n');
+    await call('reload_tools', {});
+    const listed = await call('list_tools', {});
+    expect(listed.content).toContain('Files that failed to load (fix and save, or rewrite with write_tool):');
+    expect(listed.content).toMatch(/^- halfdone\.ts: halfdone\.ts:2:\d+: /m);
+    await rm(path.join(tools, 'halfdone.ts'));
+    await call('reload_tools', {});
+    expect((await call('list_tools', {})).content).not.toContain('halfdone');
+  });
+
   it('filters by source', async () => {
     const users = await call('list_tools', { source: 'user' });
     expect(users.content).toMatch(/^\d+ tools: 0 built-in, \d+ user\./);

@@ -27,8 +27,13 @@ export const listTools: BuiltinTool = {
     if (builtins.length > 0) lines.push('', 'Built-in:', ...builtins.map(toolLine));
     if (users.length > 0) lines.push('', 'User tools (sandboxed; permissions are what each may be granted, bounded by the caller\'s policy):', ...users.map(toolLine));
     if (source !== 'builtin' && users.length === 0) lines.push('', 'No user tools yet: write one with write_tool.');
+    const broken = source === 'builtin' ? [] : context.host.loadErrors();
+    if (broken.length > 0) {
+      lines.push('', 'Files that failed to load (fix and save, or rewrite with write_tool):', ...broken.map((error) => `- ${error.file}: ${error.message.split('\n')[0] ?? ''}`));
+    }
     return Promise.resolve(success(lines.join('\n'), {
       tools: tools.map(({ name, description, kind, mode, source: from, permissions }) => ({ name, description, kind, mode, source: from, permissions })),
+      loadErrors: broken.map((error) => ({ ...error })),
     }));
   },
 };
