@@ -33,7 +33,11 @@ export interface RunTurnOptions {
   readonly invoke: ToolInvoker;
   readonly signal: AbortSignal;
   readonly onEvent: (event: AgentEvent) => void;
-  /** Persists what a step added to both buffers (one transaction: the context is never left half-written). */
+  /**
+   * Persists what a step added (each call one transaction). The context gets a step whole: the
+   * assistant message with its tool calls and every result together, so it is never left with a
+   * call and no result. The display gets the calls as they start and the results when they end.
+   */
   readonly onStep: (additions: StepAdditions) => void;
 }
 
@@ -110,6 +114,8 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnOutcome> {
 
     let executed: ExecutedCall[] = [];
     if (reply.toolCalls.length > 0) {
+      // The display shows the calls while they run; the context gets the step whole, once it is done.
+      options.onStep({ context: [], display: display.splice(0) });
       executed = await executeToolCalls(reply.toolCalls, {
         tools: new Map(settings.tools.map((tool) => [tool.name, tool])),
         invoke: options.invoke, signal: options.signal, onEvent: options.onEvent,

@@ -61,6 +61,8 @@ export interface FakeOpenAI {
   waitForRequests(count: number): Promise<void>;
   /** Turns still queued. */
   pending(): number;
+  /** Forgets queued turns, recorded requests and the fallback (between tests). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -166,6 +168,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       ? Promise.resolve()
       : new Promise((resolve) => { waiters.push({ count, resolve }); }),
     pending: () => queue.length,
+    reset: () => {
+      queue.length = 0;
+      requests.length = 0;
+      fallback = undefined;
+    },
     close: async () => {
       for (const response of held) response.destroy();
       server.closeAllConnections();

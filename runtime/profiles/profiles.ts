@@ -1,0 +1,65 @@
+import type { Config } from '../config/schema.ts';
+import type { ToolDescription } from '../tools/contract.ts';
+
+/** How a session's agent works: its model, instructions, tools, grant policy and limits. */
+export interface Profile {
+  readonly name: string;
+  readonly description: string;
+  readonly model: string;
+  readonly systemPrompt: string | undefined;
+  /** Tools offered beyond the read-only view (names). */
+  readonly allow: readonly string[];
+  /** Tools never offered, whatever else says. */
+  readonly deny: readonly string[];
+  /** A grant policy (config "policies") that narrows the caller's own for tool calls in the session. */
+  readonly policy: string | undefined;
+  readonly maxSteps: number;
+  /** Opens the tools of every kind; without it a session sees tools of kind `read` plus `allow`. */
+  readonly writes: boolean;
+  /** Ask the model for streamed answers. */
+  readonly stream: boolean;
+  /** Profiles a session may switch to with switch_profile. */
+  readonly switchTo: readonly string[];
+  /** How deep spawn_agent may nest (0: no sub-agents). */
+  readonly maxSpawnDepth: number;
+}
+
+export const DEFAULT_PROFILE = 'default';
+
+export const PROFILE_DEFAULTS = {
+  description: 'The default profile: read-only tools.',
+  maxSteps: 25,
+  writes: false,
+  stream: true,
+  maxSpawnDepth: 1,
+} as const;
+
+/** Every profile by name, with defaults filled in; "default" always exists. */
+export function profilesFromConfig(config: Config): ReadonlyMap<string, Profile> {
+  const profiles = new Map<string, Profile>();
+  profiles.set(DEFAULT_PROFILE, {
+    name: DEFAULT_PROFILE, description: PROFILE_DEFAULTS.description, model: config.llm.model, systemPrompt: undefined,
+    allow: [], deny: [], policy: undefined, maxSteps: PROFILE_DEFAULTS.maxSteps, writes: PROFILE_DEFAULTS.writes,
+    stream: PROFILE_DEFAULTS.stream, switchTo: [], maxSpawnDepth: PROFILE_DEFAULTS.maxSpawnDepth,
+  });
+  return profiles;
+}
+
+/**
+ * The tools a session of this profile is offered: tools of kind `read` (all kinds when the profile
+ * opens writes), plus those the profile allows by name and those tools/enabled.json adds to every
+ * profile, minus the profile's deny list; `limit` (a sub-agent's) narrows further.
+ */
+export function toolView(
+  profile: Profile,
+  tools: readonly ToolDescription[],
+  options: { enabled?: readonly string[]; limit?: readonly string[] | null } = {},
+): ToolDescription[] {
+  const allow = new Set([...profile.allow, ...(options.enabled ?? [])]);
+  const deny = new Set(profile.deny);
+  const limit = options.limit === undefined || options.limit === null ? undefined : new Set(options.limit);
+  return tools.filter((tool) =>
+    !deny.has(tool.name)
+    && (profile.writes || tool.kind === 'read' || allow.has(tool.name))
+    && (limit === undefined || limit.has(tool.name)));
+}
