@@ -5,8 +5,8 @@ import type { ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { hashKey } from '../auth/keys.ts';
 import { describeJsonSyntaxError } from '../json-syntax-error.ts';
-import { ConfigSchema, SCOPES } from './schema.ts';
-import type { Config, ConfigFile, Scope } from './schema.ts';
+import { ConfigSchema, ProfileSchema, SCOPES } from './schema.ts';
+import type { Config, ConfigFile, ProfileConfig, Scope } from './schema.ts';
 
 /** A configuration that cannot be used. `problems` holds one precise line per mistake. */
 export class ConfigError extends Error {
@@ -36,6 +36,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true, verbose: true });
 addFormats(ajv);
 const validateConfig = ajv.compile<ConfigFile>(ConfigSchema);
+const validateProfile = ajv.compile<ProfileConfig>(ProfileSchema);
 
 /** Loads, merges (defaults < file < environment) and validates the configuration, or throws ConfigError. */
 export function loadConfig(options: LoadConfigOptions): Config {
@@ -74,7 +75,32 @@ export function loadConfig(options: LoadConfigOptions): Config {
       throw new ConfigError([`apiKeys: the key "${key.name}" names the policy "${key.policy ?? 'default'}", which "policies" does not define`]);
     }
   }
+  // "default" always exists too: a session that names no profile uses it (read-only, its defaults).
+  if (!Object.hasOwn(config.profiles, 'default')) config.profiles['default'] = profileDefaults();
+  const profileProblems = checkProfiles(config);
+  if (profileProblems.length > 0) throw new ConfigError(profileProblems);
   return config;
+}
+
+/** A profile with every default filled in. */
+function profileDefaults(): ProfileConfig {
+  const profile = {};
+  if (!validateProfile(profile)) throw new Error('the profile defaults do not validate');
+  return profile;
+}
+
+/** Names a profile refers to (a policy, profiles to switch to) must exist. */
+function checkProfiles(config: Config): string[] {
+  const problems: string[] = [];
+  for (const [name, profile] of Object.entries(config.profiles)) {
+    if (profile.policy !== undefined && !Object.hasOwn(config.policies, profile.policy)) {
+      problems.push(`profiles: the profile "${name}" names the policy "${profile.policy}", which "policies" does not define`);
+    }
+    for (const target of profile.switchTo) {
+      if (!Object.hasOwn(config.profiles, target)) problems.push(`profiles: the profile "${name}" may switch to "${target}", which "profiles" does not define`);
+    }
+  }
+  return problems;
 }
 
 const FLAG_NAMES = new Map([['PADDOCK_HOST', '--host'], ['PADDOCK_PORT', '--port']]);

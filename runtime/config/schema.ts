@@ -115,6 +115,37 @@ const SecretValue = Type.Union([
   Type.Object({ env: Type.String({ minLength: 1, description: 'Take the value from this variable of the service environment.' }) }, { additionalProperties: false }),
 ]);
 
+const NAME_PATTERN = '^[A-Za-z0-9._-]{1,64}$';
+const ToolNameList = Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }), { uniqueItems: true, maxItems: 1000, default: [] });
+
+/** How a session's agent works (SPEC §6): model, instructions, tools, grant policy, limits. */
+const ProfileEntry = Type.Object(
+  {
+    description: Type.Optional(Type.String({ maxLength: 1000, description: 'Shown by list_profiles.' })),
+    model: Type.Optional(Type.String({ minLength: 1, description: 'Model for this profile; llm.model when absent.' })),
+    systemPrompt: Type.Optional(Type.String({ maxLength: 200_000, description: 'The system message sent before the conversation.' })),
+    tools: Type.Object(
+      {
+        allow: { ...ToolNameList, description: 'Tools offered beyond the read-only view (tools of kind read), by name.' },
+        deny: { ...ToolNameList, description: 'Tools never offered in this profile, whatever else allows them.' },
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    policy: Type.Optional(Type.String({
+      pattern: NAME_PATTERN,
+      description: 'A grant policy (in "policies") that narrows the caller key\'s own policy for tool calls in these sessions; it never widens it.',
+    })),
+    maxSteps: Type.Integer({ minimum: 1, maximum: 1000, default: 25, description: 'Model calls per run at most (the step limit).' }),
+    writes: Type.Boolean({ default: false, description: 'Open tools of every kind (edit, write, execute, web); without it a session is read-only.' }),
+    stream: Type.Boolean({ default: true, description: 'Ask the model for streamed answers.' }),
+    switchTo: Type.Array(Type.String({ pattern: NAME_PATTERN }), {
+      uniqueItems: true, maxItems: 100, default: [], description: 'Profiles a session may move to with switch_profile.',
+    }),
+    maxSpawnDepth: Type.Integer({ minimum: 0, maximum: 5, default: 1, description: 'How deep spawn_agent may nest sub-agents (0: none).' }),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -146,6 +177,10 @@ export const ConfigSchema = Type.Object(
       default: {},
       description: 'The only values Deno.env can read in tools (when granted): literal strings or { "env": "NAME" } references.',
     }),
+    profiles: Type.Record(Type.String({ pattern: NAME_PATTERN }), ProfileEntry, {
+      default: { default: {} },
+      description: 'Agent profiles by name. A session uses "default" unless it names another; "default" always exists (read-only unless configured).',
+    }),
   },
   { additionalProperties: false },
 );
@@ -154,4 +189,6 @@ export type ConfigFile = Static<typeof ConfigSchema>;
 /** The loaded configuration: paths absolute, derived defaults filled in. */
 export type Config = Omit<ConfigFile, 'workspaceDir'> & { workspaceDir: string };
 export type ApiKeyConfig = Static<typeof ApiKeyEntry>;
+export type ProfileConfig = Static<typeof ProfileEntry>;
+export { ProfileEntry as ProfileSchema };
 export type Scope = (typeof SCOPES)[number];

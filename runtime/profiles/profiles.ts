@@ -26,22 +26,25 @@ export interface Profile {
 
 export const DEFAULT_PROFILE = 'default';
 
-export const PROFILE_DEFAULTS = {
-  description: 'The default profile: read-only tools.',
-  maxSteps: 25,
-  writes: false,
-  stream: true,
-  maxSpawnDepth: 1,
-} as const;
-
-/** Every profile by name, with defaults filled in; "default" always exists. */
+/** Every profile by name (config "profiles", defaults already filled in by the loader); "default" always exists. */
 export function profilesFromConfig(config: Config): ReadonlyMap<string, Profile> {
   const profiles = new Map<string, Profile>();
-  profiles.set(DEFAULT_PROFILE, {
-    name: DEFAULT_PROFILE, description: PROFILE_DEFAULTS.description, model: config.llm.model, systemPrompt: undefined,
-    allow: [], deny: [], policy: undefined, maxSteps: PROFILE_DEFAULTS.maxSteps, writes: PROFILE_DEFAULTS.writes,
-    stream: PROFILE_DEFAULTS.stream, switchTo: [], maxSpawnDepth: PROFILE_DEFAULTS.maxSpawnDepth,
-  });
+  for (const [name, entry] of Object.entries(config.profiles)) {
+    profiles.set(name, Object.freeze({
+      name,
+      description: entry.description ?? (entry.writes ? 'Tools of every kind.' : 'Read-only tools.'),
+      model: entry.model ?? config.llm.model,
+      systemPrompt: entry.systemPrompt,
+      allow: Object.freeze([...entry.tools.allow]),
+      deny: Object.freeze([...entry.tools.deny]),
+      policy: entry.policy,
+      maxSteps: entry.maxSteps,
+      writes: entry.writes,
+      stream: entry.stream,
+      switchTo: Object.freeze([...entry.switchTo]),
+      maxSpawnDepth: entry.maxSpawnDepth,
+    }));
+  }
   return profiles;
 }
 

@@ -32,7 +32,9 @@ function problemsOf(options: Partial<LoadConfigOptions>): readonly string[] {
   expect.fail('loadConfig accepted a configuration with a mistake');
 }
 
-const ALLOWED_TOP_LEVEL = 'host, port, dataDir, toolsDir, apiKeys, workspaceDir, manualsDir, http, log, llm, sandbox, policies, secrets';
+const ALLOWED_TOP_LEVEL = 'host, port, dataDir, toolsDir, apiKeys, workspaceDir, manualsDir, http, log, llm, sandbox, policies, secrets, profiles';
+/** The "default" profile as the embedded defaults make it: read-only, 25 steps, streamed. */
+const DEFAULT_PROFILE = { tools: { allow: [], deny: [] }, maxSteps: 25, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
 const LEVELS = '"fatal", "error", "warn", "info", "debug", "trace", "silent"';
 
 describe('defaults', () => {
@@ -54,6 +56,7 @@ describe('defaults', () => {
       },
       policies: { default: {} },
       secrets: {},
+      profiles: { default: DEFAULT_PROFILE },
     });
   });
 
@@ -272,5 +275,38 @@ describe('secrets in errors', () => {
     const problems = problemsOf({ configPath: file });
     expect(problems).toEqual([`${file}: not valid JSON: Unexpected token 's' in JSON at position 19 (line 1 column 20)`]);
     expect(problems.join('\n')).not.toContain('live');
+  });
+});
+
+describe('profiles', () => {
+  it('fill in every default, and "default" exists even when only others are configured', async () => {
+    const file = await configFile({
+      policies: { narrow: { net: ['example.com'] } },
+      profiles: { writer: { writes: true, model: 'big-model', systemPrompt: 'Write.', tools: { deny: ['code_exec'] }, policy: 'narrow', switchTo: ['default'] } },
+    });
+    const config = loadConfig({ configPath: file, env: {}, cwd: CWD });
+    expect(config.profiles).toEqual({
+      default: DEFAULT_PROFILE,
+      writer: {
+        ...DEFAULT_PROFILE, writes: true, model: 'big-model', systemPrompt: 'Write.', tools: { allow: [], deny: ['code_exec'] }, policy: 'narrow', switchTo: ['default'],
+      },
+    });
+  });
+
+  it('report a policy or a profile to switch to that does not exist', async () => {
+    const file = await configFile({ profiles: { default: { policy: 'ghost', switchTo: ['nowhere'] } } });
+    expect(problemsOf({ configPath: file })).toEqual([
+      'profiles: the profile "default" names the policy "ghost", which "policies" does not define',
+      'profiles: the profile "default" may switch to "nowhere", which "profiles" does not define',
+    ]);
+  });
+
+  it('report unknown keys, bad tool names and out-of-range limits precisely', async () => {
+    const file = await configFile({ profiles: { p: { maxSteps: 0, tools: { allow: ['Bad-Name'] }, write: true } } });
+    expect(problemsOf({ configPath: file })).toEqual([
+      `${file} /profiles/p: unknown key "write"; allowed keys: description, model, systemPrompt, tools, policy, maxSteps, writes, stream, switchTo, maxSpawnDepth`,
+      `${file} /profiles/p/tools/allow/0: expected a string matching ^[a-z][a-z0-9_]{0,63}$, found "Bad-Name"`,
+      `${file} /profiles/p/maxSteps: expected a number >= 1, found 0`,
+    ]);
   });
 });
