@@ -26,6 +26,8 @@ export interface IsolateCall {
   runtime: { code: string; hash: string };
   /** The tool module or snippet, bundled as an IIFE that sets `__paddock_module`. */
   bundle: { code: string; hash: string; filename: string };
+  /** Keep the bundle's V8 code cache for later calls (not worth it for a one-off exec snippet). @defaultValue true */
+  cacheCode?: boolean | undefined;
   input: InvokeInput;
   limits: Readonly<CallLimits>;
   handlers: HostHandlers;
@@ -57,6 +59,9 @@ export type IsolateOutcome =
   | { ok: false; error: CallError; cpuMs: number; phases: IsolatePhases };
 
 const CPU_POLL_MS = 10;
+
+/** The key of a bundle's V8 code cache in `codeCache` (the worker drops it with the bundle). */
+export const bundleCacheKey = (hash: string): string => `bundle:${hash}`;
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
 const ABORT_GRACE_MS = 20;
 
@@ -184,7 +189,9 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
 
   prepared.attach(doors);
   const work = (async (): Promise<unknown> => {
-    const bundle = await compileCached(isolate, call.bundle.code, call.bundle.filename, codeCache, `bundle:${call.bundle.hash}`);
+    const bundle = call.cacheCode === false
+      ? await isolate.compileScript(call.bundle.code, { filename: call.bundle.filename })
+      : await compileCached(isolate, call.bundle.code, call.bundle.filename, codeCache, bundleCacheKey(call.bundle.hash));
     lap('compile');
     await bundle.run(context, { timeout: limits.wallTimeMs });
     lap('run');

@@ -4,7 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { AuditSink } from '../audit.ts';
 import { monotonicMs } from '../worker/clock.ts';
-import type { CallReply, CallRequest, FromWorker, ToWorker, WorkerReply } from '../worker/messages.ts';
+import type { CallReply, CallRequest, FromWorker, ToWorker, WireCallRequest, WorkerReply } from '../worker/messages.ts';
+import { DEFAULT_BUNDLE_CACHE, WorkerBundles } from './bundle-cache.ts';
+import type { BundleCacheLimits } from './bundle-cache.ts';
 
 export interface WorkerPoolOptions {
   /** The guest runtime script every isolate boots (sandbox/bundler/guest-runtime.ts). */
@@ -24,6 +26,8 @@ export interface WorkerPoolOptions {
   onEvent?: (event: PoolEvent) => void;
   /** Where the worker entry lives; tests may point elsewhere. */
   workerEntry?: URL;
+  /** Tool bundles each worker holds, so their code crosses once per worker. @defaultValue 256 bundles, 32 MiB */
+  bundleCache?: BundleCacheLimits;
 }
 
 export type PoolEvent =
@@ -51,6 +55,10 @@ interface InFlight {
 interface Worker {
   process: ChildProcess;
   ready: Promise<void>;
+  /** Set once `ready` resolved: calls prefer workers that can take them now over ones still starting. */
+  isReady: boolean;
+  /** The bundles this worker holds (mirrors the worker's own record). */
+  bundles: WorkerBundles;
   calls: Map<number, InFlight>;
   exited: boolean;
   /** Why the supervisor killed it, so its calls can be told. */
@@ -71,6 +79,8 @@ export class WorkerPool {
   readonly #queue: { call: PoolCall; resolve: (reply: CallReply) => void; queuedAt: number }[] = [];
   readonly #watch: NodeJS.Timeout;
   #nextId = 1;
+  /** Where the search for a worker starts: ties go round, so refills spread over the workers. */
+  #turn = 0;
   #closed = false;
 
   constructor(options: WorkerPoolOptions) {
@@ -81,6 +91,7 @@ export class WorkerPool {
       killGraceMs: 2000,
       warm: { heapMiB: 64, count: 2 },
       workerEntry: DEFAULT_ENTRY,
+      bundleCache: DEFAULT_BUNDLE_CACHE,
       ...options,
     };
     for (let index = 0; index < this.#options.size; index++) this.#workers.push(this.#spawn());
@@ -138,12 +149,20 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * The worker with the fewest calls, ready ones first (a replacement still starting would hold a
+   * call for hundreds of ms); ties go round, so a sequence of calls alternates workers and each
+   * worker's warm pool has the others' calls' time to refill.
+   */
   #leastBusy(): Worker | undefined {
+    const workers = this.#workers;
     let best: Worker | undefined;
-    for (const worker of this.#workers) {
-      if (worker.exited || worker.calls.size >= this.#options.callsPerWorker) continue;
-      if (best === undefined || worker.calls.size < best.calls.size) best = worker;
+    for (let offset = 0; offset < workers.length; offset++) {
+      const worker = workers[(this.#turn + offset) % workers.length];
+      if (worker === undefined || worker.exited || worker.calls.size >= this.#options.callsPerWorker) continue;
+      if (best === undefined || (worker.isReady && !best.isReady) || (worker.isReady === best.isReady && worker.calls.size < best.calls.size)) best = worker;
     }
+    if (best !== undefined) this.#turn = (workers.indexOf(best) + 1) % workers.length;
     return best;
   }
 
@@ -175,8 +194,22 @@ export class WorkerPool {
       sent = true;
       entry.deadline = Date.now() + call.request.limits.wallTimeMs + this.#options.killGraceMs;
       entry.sentAt = monotonicMs();
-      this.#send(worker, { type: 'call', id, request: call.request });
+      this.#send(worker, { type: 'call', id, request: this.#wireRequest(worker, call) });
     }, () => undefined);
+  }
+
+  /** The request as it crosses: the bundle's code only when this worker does not hold it. */
+  #wireRequest(worker: Worker, call: PoolCall, resend = false): WireCallRequest {
+    const { bundle, ...rest } = call.request;
+    // An exec snippet runs once: always sent, never held.
+    if (call.request.input.kind === 'exec') return { ...rest, bundle: { hash: bundle.hash, filename: bundle.filename, code: bundle.code, keep: false } };
+    if (resend) worker.bundles.lost(bundle.hash);
+    const { send, keep, forget } = worker.bundles.use(bundle.hash, bundle.code.length);
+    return {
+      ...rest,
+      bundle: send ? { hash: bundle.hash, filename: bundle.filename, code: bundle.code, keep } : { hash: bundle.hash, filename: bundle.filename, keep },
+      ...(forget.length === 0 ? {} : { forget }),
+    };
   }
 
   #send(worker: Worker, message: ToWorker): void {
@@ -198,13 +231,21 @@ export class WorkerPool {
     let markFailed: (error: Error) => void = () => undefined;
     const ready = new Promise<void>((resolve, reject) => { markReady = resolve; markFailed = reject; });
     ready.catch(() => undefined);
-    const worker: Worker = { process: child, ready, calls: new Map(), exited: false };
+    const worker: Worker = { process: child, ready, isReady: false, bundles: new WorkerBundles(this.#options.bundleCache), calls: new Map(), exited: false };
 
     child.on('message', (message: FromWorker) => {
       switch (message.type) {
         case 'ready':
+          worker.isReady = true;
           markReady();
+          // Calls queued while every worker was busy or starting may go now.
+          this.#dispatch();
           break;
+        case 'need-code': {
+          const entry = worker.calls.get(message.id);
+          if (entry !== undefined) this.#send(worker, { type: 'call', id: message.id, request: this.#wireRequest(worker, entry.call, true) });
+          break;
+        }
         case 'update':
           worker.calls.get(message.id)?.call.onUpdate?.(message.text);
           break;

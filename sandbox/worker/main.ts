@@ -3,12 +3,12 @@
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
-import { WarmIsolates, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
-import { runInIsolate } from '../host/run-in-isolate.ts';
+import { WarmIsolates, codeCache, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
+import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
 import { bindHandlers } from './bind-handlers.ts';
 import { monotonicMs } from './clock.ts';
-import type { CallRequest, FromWorker, ToWorker } from './messages.ts';
+import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messages.ts';
 
 if (process.send === undefined) {
   process.stderr.write('sandbox worker: must be started by the Paddock supervisor (no IPC channel)\n');
@@ -20,6 +20,8 @@ const send = (message: FromWorker): void => {
 };
 
 let runtime: { code: string; hash: string } | undefined;
+/** Bundle sources by hash, as the supervisor's record for this worker says (sandbox/pool/bundle-cache.ts). */
+const bundles = new Map<string, string>();
 let warm: WarmIsolates | undefined;
 const running = new Map<number, AbortController>();
 
@@ -40,7 +42,23 @@ function scheduleAfterReply(task: () => void): void {
   });
 }
 
-async function runCall(id: number, request: CallRequest, receivedAt: number): Promise<void> {
+/**
+ * The call with its bundle's code, or undefined when this worker does not hold it. `keep`: the
+ * supervisor records the bundle as held here, so its V8 code cache is kept too (and dropped with it).
+ */
+function resolveBundle(request: WireCallRequest): { request: CallRequest; keep: boolean } | undefined {
+  for (const hash of request.forget ?? []) {
+    bundles.delete(hash);
+    codeCache.delete(bundleCacheKey(hash));
+  }
+  const { forget: _forget, bundle, ...rest } = request;
+  const code = bundle.code ?? bundles.get(bundle.hash);
+  if (code === undefined) return undefined;
+  if (bundle.code !== undefined && bundle.keep) bundles.set(bundle.hash, bundle.code);
+  return { request: { ...rest, bundle: { code, hash: bundle.hash, filename: bundle.filename } }, keep: bundle.keep };
+}
+
+async function runCall(id: number, request: CallRequest, keepCode: boolean, receivedAt: number): Promise<void> {
   const controller = new AbortController();
   running.set(id, controller);
   const bound = bindHandlers(request, audit);
@@ -54,6 +72,7 @@ async function runCall(id: number, request: CallRequest, receivedAt: number): Pr
       runtime,
       bundle: request.bundle,
       input: request.input,
+      cacheCode: keepCode,
       limits: request.limits,
       handlers: bound.handlers,
       signal: controller.signal,
@@ -96,13 +115,20 @@ process.on('message', (message: ToWorker) => {
       });
       break;
     }
-    case 'call':
-      runCall(message.id, message.request, monotonicMs()).catch((error: unknown) => {
+    case 'call': {
+      const receivedAt = monotonicMs();
+      const resolved = resolveBundle(message.request);
+      if (resolved === undefined) {
+        send({ type: 'need-code', id: message.id });
+        break;
+      }
+      runCall(message.id, resolved.request, resolved.keep, receivedAt).catch((error: unknown) => {
         // runInIsolate turns guest failures into outcomes; reaching here is a bug in the host.
         process.stderr.write(`sandbox worker: call ${message.id} failed in the host: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
         send({ type: 'result', id: message.id, reply: { ok: false, error: { kind: 'crashed', message: 'The sandbox host failed while running the call.', details: {} }, cpuMs: 0 } });
       });
       break;
+    }
     case 'abort':
       running.get(message.id)?.abort();
       break;

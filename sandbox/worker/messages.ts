@@ -74,10 +74,21 @@ export type WorkerReply =
   | { ok: true; value: GuestToolResult | { result: unknown }; cpuMs: number; timings?: WorkerTimings }
   | { ok: false; error: CallFailure; cpuMs: number; timings?: WorkerTimings };
 
+/**
+ * A call as it crosses to a worker: the bundle's code travels only when that worker does not hold it
+ * yet (`keep`: hold it for later calls), and `forget` lists bundles it should drop. The supervisor
+ * keeps the same bounded record per worker (sandbox/pool/bundle-cache.ts); both sides change it
+ * only through these messages, which arrive in order.
+ */
+export interface WireCallRequest extends Omit<CallRequest, 'bundle'> {
+  bundle: { hash: string; filename: string; code?: string; keep: boolean };
+  forget?: string[];
+}
+
 /** Coordinator -> worker. */
 export type ToWorker =
   | { type: 'init'; runtime: { code: string; hash: string }; warm: { heapMiB: number; count: number } }
-  | { type: 'call'; id: number; request: CallRequest }
+  | { type: 'call'; id: number; request: WireCallRequest }
   | { type: 'abort'; id: number };
 
 /** Worker -> coordinator. */
@@ -86,4 +97,6 @@ export type FromWorker =
   | { type: 'update'; id: number; text: string }
   | { type: 'log'; id: number; level: string; text: string }
   | { type: 'audit'; record: AuditRecord }
-  | { type: 'result'; id: number; reply: WorkerReply };
+  | { type: 'result'; id: number; reply: WorkerReply }
+  /** The call named a bundle this worker does not hold (the records disagree): send it again with its code. */
+  | { type: 'need-code'; id: number };

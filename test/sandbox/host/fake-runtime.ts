@@ -2,6 +2,8 @@
  * A minimal stand-in for the guest runtime with the same boot contract (sandbox/protocol.ts), so
  * the isolate host's limits and lifecycle are tested on their own.
  */
+import { createHash } from 'node:crypto';
+
 export const FAKE_RUNTIME = {
   hash: 'fake-runtime-1',
   code: String.raw`
@@ -29,8 +31,8 @@ Object.defineProperty(globalThis, '__paddock_boot', { configurable: true, value:
 }});`,
 };
 
-/** Wraps a function body as the IIFE bundle shape the host runs. */
+/** Wraps a function body as the IIFE bundle shape the host runs, hashed as the bundler hashes (content). */
 export function fakeBundle(body: string): { code: string; hash: string; filename: string } {
   const code = `var __paddock_module = { default: async (params) => { ${body} } };`;
-  return { code, hash: `h${code.length}-${code.slice(0, 40)}`, filename: 'tools/test.ts' };
+  return { code, hash: createHash('sha256').update(code).digest('hex'), filename: 'tools/test.ts' };
 }

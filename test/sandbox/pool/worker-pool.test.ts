@@ -3,7 +3,7 @@
  * running (kind `crashed`, not retried); a worker that stops answering past a call's wall limit is
  * killed (that call: `timeout`); the pool replaces workers and keeps answering.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
 import { WorkerPool } from '../../../sandbox/pool/worker-pool.ts';
 import type { PoolEvent } from '../../../sandbox/pool/worker-pool.ts';
@@ -103,6 +103,56 @@ describe('WorkerPool', () => {
     const reply = await call;
     expect(reply, JSON.stringify(reply)).toMatchObject({ ok: false, error: { kind: "aborted" } });
     expect(performance.now() - started).toBeLessThan(100);
+  });
+});
+
+describe('WorkerPool bundle cache', () => {
+  // Each request below names bundle A by its hash; when A's code does not travel, the worker runs
+  // the copy it holds, so a request carrying other code under A's hash shows which copy ran.
+  const named = (bundle: CallRequest['bundle'], code: string): CallRequest => ({ ...request(''), bundle: { ...bundle, code } });
+
+  it('sends a bundle\'s code to a worker once, and again after the worker dropped it', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 }, bundleCache: { maxBundles: 1, maxBytes: 1_000_000 } });
+    try {
+      await small.ready();
+      const a = fakeBundle('return "A";');
+      const imposter = fakeBundle('return "not A";').code;
+      expect(await small.run({ request: named(a, a.code) })).toMatchObject({ ok: true, value: { content: 'A' } });
+      expect(await small.run({ request: named(a, imposter) })).toMatchObject({ ok: true, value: { content: 'A' } });
+      // B pushes A out (one bundle held): A's code travels again.
+      expect(await small.run({ request: request('return "B";') })).toMatchObject({ ok: true, value: { content: 'B' } });
+      expect(await small.run({ request: named(a, imposter) })).toMatchObject({ ok: true, value: { content: 'not A' } });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('always sends an exec snippet, never holding it', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+    try {
+      await small.ready();
+      const exec = (code: string): CallRequest => ({ ...named(fakeBundle('return 1;'), code), input: { kind: 'exec' } });
+      expect(await small.run({ request: exec(fakeBundle('return 1;').code) })).toMatchObject({ ok: true, value: { result: 1 } });
+      expect(await small.run({ request: exec(fakeBundle('return 2;').code) })).toMatchObject({ ok: true, value: { result: 2 } });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('starts a replacement worker with nothing held', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+    try {
+      await small.ready();
+      const a = fakeBundle('return "A";');
+      expect(await small.run({ request: named(a, a.code) })).toMatchObject({ ok: true, value: { content: 'A' } });
+      const [first] = small.pids();
+      process.kill(first!, 'SIGKILL');
+      await vi.waitFor(() => { expect(small.pids()[0]).not.toBe(first); });
+      await small.ready();
+      expect(await small.run({ request: named(a, a.code) })).toMatchObject({ ok: true, value: { content: 'A' } });
+    } finally {
+      await small.close();
+    }
   });
 });
 
