@@ -64,6 +64,8 @@ const CPU_POLL_MS = 10;
 export const bundleCacheKey = (hash: string): string => `bundle:${hash}`;
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
 const ABORT_GRACE_MS = 20;
+/** Share of wall time spent on the guest's CPU above which it counts as busy (no abort grace). */
+const BUSY_SHARE = 0.5;
 
 /**
  * Runs one call in a fresh isolate that nothing else has used and nothing will use again. Every
@@ -175,14 +177,31 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
     end(new CallError('timeout', `The call exceeded its wall-time limit of ${limits.wallTimeMs} ms.`, { clock: 'wall', limitMs: limits.wallTimeMs }));
   }, limits.wallTimeMs);
   const cpuLimitNs = BigInt(limits.cpuTimeMs) * 1_000_000n + baselineCpuNs;
+  // The poll also keeps how busy the guest was lately: one computing all the time cannot notice an
+  // abort (its isolate runs nothing else), so it gets no grace.
+  let sampledCpuNs = baselineCpuNs;
+  let sampledAt = performance.now();
+  let busy = false;
+  const sampleBusy = (): void => {
+    const cpu = isolate.cpuTime;
+    const now = performance.now();
+    if (now - sampledAt < 2) return; // too short a window to tell
+    busy = Number(cpu - sampledCpuNs) / 1e6 >= BUSY_SHARE * (now - sampledAt);
+    sampledCpuNs = cpu;
+    sampledAt = now;
+  };
   const cpuTimer = setInterval(() => {
-    if (!isolate.isDisposed && isolate.cpuTime > cpuLimitNs) {
+    if (isolate.isDisposed) return;
+    if (isolate.cpuTime > cpuLimitNs) {
       end(new CallError('timeout', `The call exceeded its CPU-time limit of ${limits.cpuTimeMs} ms.`, { clock: 'cpu', limitMs: limits.cpuTimeMs }));
     }
+    sampleBusy();
   }, CPU_POLL_MS);
   const onAbort = (): void => {
     abortGuest.fire(['The call was aborted.']);
-    setTimeout(() => { end(new CallError('aborted', 'The call was aborted.')); }, ABORT_GRACE_MS);
+    if (!isolate.isDisposed) sampleBusy();
+    if (busy) end(new CallError('aborted', 'The call was aborted.'));
+    else setTimeout(() => { end(new CallError('aborted', 'The call was aborted.')); }, ABORT_GRACE_MS);
   };
   if (call.signal?.aborted === true) onAbort();
   else call.signal?.addEventListener('abort', onAbort, { once: true });
