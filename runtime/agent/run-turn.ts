@@ -27,7 +27,7 @@ export interface StepAdditions {
 export interface RunTurnOptions {
   readonly model: ModelClient;
   /** Read at every step, so a switch_profile during the run takes effect at the next one. */
-  readonly settings: () => RunSettings;
+  readonly settings: () => RunSettings | Promise<RunSettings>;
   /** The stored model context, the new user message included. */
   readonly context: readonly ContextMessage[];
   readonly invoke: ToolInvoker;
@@ -64,7 +64,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnOutcome> {
 
   for (;;) {
     if (options.signal.aborted) return end('cancelled', '');
-    const settings = options.settings();
+    const settings = await options.settings();
     let schemas = schemaCache.get(settings);
     if (schemas === undefined) {
       schemas = toolSchemas(settings.tools);

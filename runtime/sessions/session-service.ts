@@ -303,11 +303,16 @@ export class SessionService implements AgentBridge {
     store.sessions.append(record.id, { display: [{ type: 'user', content }], context: [{ role: 'user', content }] });
     active.messages.push(...store.sessions.context(record.id));
 
-    let settings = await this.#settings(record, active.profile, maxStepsCap);
+    // Tools are built when the run starts, and again only after a switch_profile (from the next step).
     let settingsProfile = active.profile;
-    // A switch_profile during the run takes effect at the next step; its tools are built then.
-    let pending: Promise<void> | undefined;
-    const current = (): RunSettings => settings;
+    let settings = await this.#settings(record, settingsProfile, maxStepsCap);
+    const current = async (): Promise<RunSettings> => {
+      if (active.profile !== settingsProfile) {
+        settingsProfile = active.profile;
+        settings = await this.#settings(record, settingsProfile, maxStepsCap);
+      }
+      return settings;
+    };
 
     let outcome: TurnOutcome;
     try {
@@ -320,19 +325,11 @@ export class SessionService implements AgentBridge {
         onStep: (additions) => {
           store.sessions.append(record.id, additions);
           active.messages.push(...additions.context);
-          if (active.profile !== settingsProfile) {
-            const profile = active.profile;
-            settingsProfile = profile;
-            pending = this.#settings(record, profile, maxStepsCap).then((next) => { settings = next; });
-          }
         },
-        invoke: async (name, params, call) => {
-          await pending;
-          return coordinator.invoke(name, {
-            caller: active.caller, params, sessionId: record.id, signal: call.signal, onUpdate: call.onUpdate,
-            grants: this.#narrowing(active.profile),
-          });
-        },
+        invoke: (name, params, call) => coordinator.invoke(name, {
+          caller: active.caller, params, sessionId: record.id, signal: call.signal, onUpdate: call.onUpdate,
+          grants: this.#narrowing(settingsProfile),
+        }),
       });
     } catch (error) {
       // The loop reports model failures itself; anything here is a bug, kept out of the client's view.

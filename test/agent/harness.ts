@@ -44,7 +44,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  readonly builtins?: readonly BuiltinTool[];
+  /** Built-ins, or a function that makes them from the loaded config (before the tool system starts). */
+  readonly builtins?: readonly BuiltinTool[] | ((config: Config) => readonly BuiltinTool[]);
   readonly userTools?: Readonly<Record<string, string>>;
   readonly model?: Partial<ModelClientOptions>;
   /** Edits to the loaded config before the tool system starts. */
@@ -63,7 +64,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   config.sandbox = { ...config.sandbox, workers: 1, warmIsolates: 1 };
   options.configure?.(config);
   await mkdir(config.workspaceDir, { recursive: true });
-  const system = await startToolSystem({ config, log: createLogger('silent'), env: {}, builtins: options.builtins ?? [], watch: false });
+  const builtins = typeof options.builtins === 'function' ? options.builtins(config) : options.builtins ?? [];
+  const system = await startToolSystem({ config, log: createLogger('silent'), env: {}, builtins, watch: false });
   const model = new OpenAIModelClient({ baseUrl: fake.url, apiKey: 'sk-test', retryBaseMs: 5, retryMaxMs: 200, requestTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...options.model });
   return {
     dir, config, system, fake, model,

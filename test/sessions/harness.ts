@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ModelClient } from '../../runtime/agent/model-client.ts';
 import { KeyStore, hashKey } from '../../runtime/auth/keys.ts';
 import type { Config } from '../../runtime/config/schema.ts';
 import { createApp } from '../../runtime/http/app.ts';
@@ -16,13 +17,11 @@ import { listen } from '../../runtime/http/listen.ts';
 import { sessionRoutes } from '../../runtime/http/routes/sessions.ts';
 import { createLogger } from '../../runtime/observability/logger.ts';
 import { createMetrics } from '../../runtime/observability/metrics.ts';
-import { profilesFromConfig } from '../../runtime/profiles/profiles.ts';
-import { SessionService } from '../../runtime/sessions/session-service.ts';
+import type { SessionService } from '../../runtime/sessions/session-service.ts';
+import { openAgentRuntime } from '../../runtime/sessions/agent-runtime.ts';
+import type { AgentRuntime } from '../../runtime/sessions/agent-runtime.ts';
 import type { SessionServiceLimits } from '../../runtime/sessions/session-service.ts';
-import { openStore } from '../../runtime/sessions/store.ts';
 import type { Store } from '../../runtime/sessions/store.ts';
-import type { AgentBridge } from '../../runtime/tools/builtins/state/contract.ts';
-import { LateAgentBridge } from '../../runtime/sessions/late-bridge.ts';
 import type { BuiltinTool } from '../../runtime/tools/contract.ts';
 import { startHarness } from '../agent/harness.ts';
 import type { Harness, HarnessOptions } from '../agent/harness.ts';
@@ -46,23 +45,31 @@ export interface SessionHarness {
   close(): Promise<void>;
 }
 
-export interface SessionHarnessOptions extends HarnessOptions {
+export interface SessionHarnessOptions extends Omit<HarnessOptions, 'builtins'> {
   readonly limits?: Partial<SessionServiceLimits>;
-  /** Built-ins that need the store and the agent bridge (the state tools). */
-  readonly stateBuiltins?: (store: Store, agent: AgentBridge) => readonly BuiltinTool[];
+  /** Register the state tools (todo, scratchpad, memory_*, profiles, spawn_agent, reflect). */
+  readonly stateTools?: boolean;
+  readonly builtins?: readonly BuiltinTool[];
 }
 
 export async function startSessionHarness(options: SessionHarnessOptions = {}): Promise<SessionHarness> {
   const dir = options.dir ?? await mkdtemp(path.join(tmpdir(), 'paddock-sessions-'));
-  const store = openStore(path.join(dir, 'data'));
-  const bridge = new LateAgentBridge();
-  const base = await startHarness({ ...options, dir, builtins: [...(options.builtins ?? []), ...(options.stateBuiltins?.(store, bridge) ?? [])] });
-  const { config } = base;
-  const sessions = new SessionService({
-    store, coordinator: base.system.coordinator, registry: base.system.registry, profiles: profilesFromConfig(config),
-    config, model: base.model, log: createLogger('silent'), limits: options.limits,
+  // Wired as the service wires it: the agent runtime's store and state tools before the tool system.
+  let runtime: AgentRuntime | undefined;
+  const ready: { model?: ModelClient } = {};
+  const lazyModel: ModelClient = { complete: (request, call) => (ready.model ?? fail('the model client is not ready')).complete(request, call) };
+  const base = await startHarness({
+    ...options, dir,
+    builtins: (config) => {
+      runtime = openAgentRuntime({ config, log: createLogger('silent'), model: lazyModel, limits: options.limits });
+      return [...(options.builtins ?? []), ...(options.stateTools === true ? runtime.builtins : [])];
+    },
   });
-  bridge.bind(sessions);
+  ready.model = base.model;
+  const { config } = base;
+  if (runtime === undefined) throw new Error('harness: the agent runtime did not open');
+  const { store } = runtime;
+  const sessions = runtime.start(base.system);
   const app = createApp({ config, log: createLogger('silent'), metrics: createMetrics(), keys: new KeyStore(KEYS), version: '0.0.0-test', tools: base.system });
   app.route('/v1', sessionRoutes(sessions));
   const server: Server = await listen(app.fetch, { host: '127.0.0.1', port: 0, headersTimeoutMs: 10_000 });
@@ -152,4 +159,8 @@ export class SseReader {
   async close(): Promise<void> {
     await this.#reader.cancel();
   }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }
