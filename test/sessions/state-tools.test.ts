@@ -104,7 +104,7 @@ describe('memory', () => {
   it('cannot be saved from a read-only session unless its profile allows it', async () => {
     const id = await open('default');
     const tools = ((await (await h.request(`/v1/sessions/${id}`)).json()) as { tools: string[] }).tools;
-    expect(tools).toEqual(['list_profiles', 'memory_search', 'scratchpad', 'switch_profile', 'todo']);
+    expect(tools).toEqual(['list_profiles', 'memory_search', 'reflect', 'scratchpad', 'spawn_agent', 'switch_profile', 'todo']);
     const results = await calls(id, [{ id: 'x1', name: 'memory_save', arguments: { content: 'plant this' } }]);
     expect(results['x1']).toMatch(/^Error \(unknown_tool\)/);
   });

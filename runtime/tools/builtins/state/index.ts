@@ -2,7 +2,9 @@ import type { BuiltinTool } from '../../contract.ts';
 import type { AgentBridge, MemoryStore, SessionStateStore } from './contract.ts';
 import { memoryTools } from './memory.ts';
 import { profileTools } from './profiles.ts';
+import { reflectTool } from './reflect.ts';
 import { scratchpadTool } from './scratchpad.ts';
+import { spawnAgentTool } from './spawn-agent.ts';
 import { todoTool } from './todo.ts';
 
 export type { AgentBridge, MemoryStore, SessionStateStore } from './contract.ts';
@@ -18,8 +20,9 @@ export interface StateToolDeps {
 
 /**
  * The agent-side built-ins (SPEC §7): todo, scratchpad, memory_save, memory_search, memory_forget,
- * list_profiles, switch_profile. They keep state per session or per profile, so they need a
- * session: called without one (POST /v1/tools/{name}/invoke) they answer with an error result.
+ * list_profiles, switch_profile, spawn_agent, reflect. They keep state per session or per profile,
+ * or reach the session's run, so they need a session: called without one
+ * (POST /v1/tools/{name}/invoke) they answer with an error result.
  */
 export function stateTools(deps: StateToolDeps): BuiltinTool[] {
   return [
@@ -27,5 +30,7 @@ export function stateTools(deps: StateToolDeps): BuiltinTool[] {
     scratchpadTool(deps.state),
     ...memoryTools(deps.state, deps.memory),
     ...profileTools(deps.agent),
+    spawnAgentTool(deps.agent),
+    reflectTool(deps.agent),
   ];
 }
