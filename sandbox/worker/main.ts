@@ -6,7 +6,7 @@
 import { WarmIsolates, codeCache, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
 import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
-import { bindHandlers } from './bind-handlers.ts';
+import { bindHandlers, loadFetchCapability } from './bind-handlers.ts';
 import { monotonicMs } from './clock.ts';
 import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messages.ts';
 
@@ -24,6 +24,8 @@ let runtime: { code: string; hash: string } | undefined;
 const bundles = new Map<string, string>();
 let warm: WarmIsolates | undefined;
 const running = new Map<number, AbortController>();
+/** How long after ready the worker loads undici: its first calls (a replacement's, after a crash) go first. */
+const FETCH_PRELOAD_DELAY_MS = 100;
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
 
@@ -112,6 +114,8 @@ process.on('message', (message: ToWorker) => {
       primeRuntimeCodeCache(initRuntime, warmOptions.heapMiB).catch(() => undefined).finally(() => {
         if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
         send({ type: 'ready' });
+        // Off the start-up path: the net capability (undici).
+        setTimeout(() => { loadFetchCapability().catch(() => undefined); }, FETCH_PRELOAD_DELAY_MS);
       });
       break;
     }
