@@ -1,7 +1,9 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AuditSink } from '../audit.ts';
 import { monotonicMs } from '../worker/clock.ts';
 import type { CallReply, CallRequest, FromWorker, ToWorker, WireCallRequest, WorkerReply } from '../worker/messages.ts';
@@ -78,6 +80,12 @@ export class WorkerPool {
   readonly #workers: Worker[] = [];
   readonly #queue: { call: PoolCall; resolve: (reply: CallReply) => void; queuedAt: number }[] = [];
   readonly #watch: NodeJS.Timeout;
+  /**
+   * Node's compile cache for the workers' modules (type-stripped TypeScript and V8 code), private to
+   * this pool (mkdtemp: a new 0700 folder, so no other user can plant code in it): a replacement
+   * worker loads its modules from it, ~150 ms sooner. Undefined if it could not be created.
+   */
+  readonly #compileCache: string | undefined;
   #nextId = 1;
   /** Where the search for a worker starts: ties go round, so refills spread over the workers. */
   #turn = 0;
@@ -94,6 +102,7 @@ export class WorkerPool {
       bundleCache: DEFAULT_BUNDLE_CACHE,
       ...options,
     };
+    this.#compileCache = privateFolder('paddock-worker-compile-cache-');
     for (let index = 0; index < this.#options.size; index++) this.#workers.push(this.#spawn());
     this.#watch = setInterval(() => { void this.#inspect(); }, WATCH_INTERVAL_MS);
     this.#watch.unref();
@@ -133,6 +142,7 @@ export class WorkerPool {
       worker.process.kill('SIGKILL');
       await exited;
     }));
+    if (this.#compileCache !== undefined) rmSync(this.#compileCache, { recursive: true, force: true });
   }
 
   #dispatch(): void {
@@ -225,7 +235,8 @@ export class WorkerPool {
       execArgv: ['--no-node-snapshot', '--max-old-space-size=512', '--disable-warning=ExperimentalWarning'],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: {},
+      // Nothing of the service's environment; only where Node may keep compiled modules.
+      env: this.#compileCache === undefined ? {} : { NODE_COMPILE_CACHE: this.#compileCache },
     });
     let markReady: () => void = () => undefined;
     let markFailed: (error: Error) => void = () => undefined;
@@ -321,6 +332,14 @@ function withTimings(reply: WorkerReply, entry: InFlight, receivedAt: number): C
     ...rest,
     timings: { queued: entry.sentAt - entry.queuedAt, toWorker: workerReceivedAt - entry.sentAt, ...phases, fromWorker: receivedAt - repliedAt },
   };
+}
+
+function privateFolder(prefix: string): string | undefined {
+  try {
+    return mkdtempSync(path.join(tmpdir(), prefix));
+  } catch {
+    return undefined; // workers start without a compile cache
+  }
 }
 
 function failure(kind: 'crashed' | 'aborted' | 'timeout', message: string): CallReply {

@@ -6,6 +6,7 @@
 import { WarmIsolates, codeCache, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
 import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
 import type { AuditRecord } from '../audit.ts';
+import { flushCompileCache } from 'node:module';
 import { bindHandlers, loadFetchCapability } from './bind-handlers.ts';
 import { monotonicMs } from './clock.ts';
 import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messages.ts';
@@ -114,8 +115,12 @@ process.on('message', (message: ToWorker) => {
       primeRuntimeCodeCache(initRuntime, warmOptions.heapMiB).catch(() => undefined).finally(() => {
         if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
         send({ type: 'ready' });
-        // Off the start-up path: the net capability (undici).
-        setTimeout(() => { loadFetchCapability().catch(() => undefined); }, FETCH_PRELOAD_DELAY_MS);
+        // Off the start-up path: the net capability (undici), then the compiled modules to the
+        // supervisor's compile cache (NODE_COMPILE_CACHE), so the next worker loads them faster. A
+        // worker is killed, never exits on its own: Node would flush only at exit.
+        setTimeout(() => {
+          loadFetchCapability().then(() => { flushCompileCache(); }, () => undefined);
+        }, FETCH_PRELOAD_DELAY_MS);
       });
       break;
     }

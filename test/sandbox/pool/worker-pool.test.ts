@@ -3,6 +3,8 @@
  * running (kind `crashed`, not retried); a worker that stops answering past a call's wall limit is
  * killed (that call: `timeout`); the pool replaces workers and keeps answering.
  */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
 import { WorkerPool } from '../../../sandbox/pool/worker-pool.ts';
@@ -153,6 +155,29 @@ describe('WorkerPool bundle cache', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('WorkerPool worker start-up', () => {
+  it('gives workers nothing of the environment but a private compile cache, filled for replacements and removed at close', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+    let folder: string | undefined;
+    try {
+      await small.ready();
+      const [pid] = small.pids();
+      // Node adds the IPC channel's own two variables.
+      const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').filter((entry) => entry !== '' && !entry.startsWith('NODE_CHANNEL_'));
+      expect(environ).toHaveLength(1);
+      expect(environ[0]).toMatch(/^NODE_COMPILE_CACHE=/);
+      folder = environ[0]?.slice('NODE_COMPILE_CACHE='.length);
+      expect(folder?.startsWith(tmpdir())).toBe(true);
+      expect((await stat(folder!)).mode & 0o777).toBe(0o700);
+      // The worker writes its compiled modules shortly after it is ready (it never exits on its own).
+      await vi.waitFor(async () => { expect((await readdir(folder!, { recursive: true })).length).toBeGreaterThan(10); }, { timeout: 5000 });
+    } finally {
+      await small.close();
+    }
+    await expect(stat(folder!)).rejects.toThrow(/ENOENT/);
   });
 });
 
