@@ -9,12 +9,20 @@
  *   2. End to end through the worker pool: `sandbox.runTool` of a pure-compute tool and of a tool
  *      doing one granted fetch to a loopback server, at concurrency 1, 2, 4 and 8.
  *   3. The alternative: `deno run` per call on the same module and params (as scripts/deno-run.ts
- *      runs it), at the same concurrency.
+ *      runs it), at the same concurrency. Where each Paddock call's time went comes from the
+ *      timings the sandbox reports with every outcome (supervisor queue, IPC each way, the phases
+ *      inside the worker).
+ *   4. Memory: 500 calls in flight at once, each awaiting a granted fetch to a loopback server that
+ *      answers none until all have arrived; RSS of the coordinator (this process) and every worker
+ *      summed from /proc every 20 ms. Run first, before section 1's in-process isolates.
+ *   5. Crash recovery: SIGKILL the only worker, time until a call succeeds on its replacement.
  *
  *   npm run bench:sandbox -- [--iterations N] [--quick] [--json results.json] [--workers N] [--warm N]
+ *                            [--in-flight N] [--crashes N] [--only isolate,e2e,inflight,crash]
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +44,7 @@ import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from '../
 import type { Doors } from '../sandbox/host/transfer.ts';
 import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { startSandbox } from '../sandbox/sandbox.ts';
-import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { Sandbox, ToolOutcome } from '../sandbox/sandbox.ts';
 import { bindHandlers } from '../sandbox/worker/bind-handlers.ts';
 import type { CallRequest, WireGrant } from '../sandbox/worker/messages.ts';
 
@@ -49,6 +57,8 @@ const COMPUTE_N = 1000;
 const COMPUTE_EXPECTED = String(((COMPUTE_N - 1) * COMPUTE_N * (2 * COMPUTE_N - 1)) / 6);
 const FETCH_BODY = 'pong';
 const PREPARE_TIMEOUT_MS = 5000;
+/** Idle time between paced calls when section 1 did not measure how long preparing an isolate takes. */
+const DEFAULT_PACED_GAP_MS = 15;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -62,11 +72,21 @@ export interface BenchOptions {
   denoCalls: number;
   workers: number;
   warmIsolates: number;
+  /** Calls held in flight at once in section 4 (each awaiting a slow granted fetch). */
+  inFlight: number;
+  /** Workers killed one after the other in section 5. */
+  crashes: number;
+  /** Sections to run (all by default). */
+  sections: ReadonlySet<Section>;
   json: string | undefined;
   quick: boolean;
 }
 
+export const SECTIONS = ['isolate', 'e2e', 'inflight', 'crash'] as const;
+export type Section = (typeof SECTIONS)[number];
+
 const USAGE = `usage: npm run bench:sandbox -- [--iterations N] [--quick] [--json FILE] [--workers N] [--warm N]
+                              [--in-flight N] [--crashes N] [--only isolate,e2e,inflight,crash]
 
   --iterations N  samples per in-worker variant and sandbox calls per (tool, concurrency) cell
                   (default 400, about 1-2 minutes on 2 cores; deno run gets N/5 calls per cell)
@@ -74,6 +94,10 @@ const USAGE = `usage: npm run bench:sandbox -- [--iterations N] [--quick] [--jso
   --json FILE     also write the results as JSON
   --workers N     sandbox worker processes (default: one per core)
   --warm N        prepared isolates each worker keeps ready (default 2, the sandbox default)
+  --in-flight N   calls held in flight at once, each awaiting a slow granted fetch (default 500)
+  --crashes N     workers killed (SIGKILL) one after the other to time recovery (default 7)
+  --only LIST     run only these sections: isolate (1, in-worker phases and code cache), e2e (2-3),
+                  inflight (4), crash (5)
 `;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -85,6 +109,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       json: { type: 'string' },
       workers: { type: 'string' },
       warm: { type: 'string' },
+      'in-flight': { type: 'string' },
+      crashes: { type: 'string' },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -108,9 +135,24 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     denoCalls: Math.max(quick ? 2 : 8, Math.ceil(iterations / 5)),
     workers: positive('workers', values.workers, availableParallelism()),
     warmIsolates: positive('warm', values.warm, 2, 0),
+    inFlight: positive('in-flight', values['in-flight'], quick ? 40 : 500),
+    crashes: positive('crashes', values.crashes, quick ? 2 : 7),
+    sections: parseSections(values.only),
     json: values.json,
     quick,
   };
+}
+
+function parseSections(raw: string | undefined): ReadonlySet<Section> {
+  if (raw === undefined) return new Set(SECTIONS);
+  const chosen = new Set<Section>();
+  for (const name of raw.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+    const section = SECTIONS.find((known) => known === name);
+    if (section === undefined) throw new Error(`--only: unknown section "${name}" (known: ${SECTIONS.join(', ')})`);
+    chosen.add(section);
+  }
+  if (chosen.size === 0) throw new Error('--only: name at least one section');
+  return chosen;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -781,6 +823,277 @@ async function benchIpc(request: CallRequest, iterations: number): Promise<Summa
 }
 
 // ---------------------------------------------------------------------------------------------
+// 4. Many calls in flight at once: the memory of every Paddock process
+
+/**
+ * A loopback server in a process of its own (not a Paddock process: not in the RSS sum) that holds
+ * every request until told to answer, reporting each arrival.
+ */
+const SLOW_SERVER = `
+const http = require('node:http');
+const held = [];
+let released = false;
+let arrived = 0;
+const server = http.createServer((request, response) => {
+  arrived++;
+  process.send({ arrived });
+  if (released) response.end('slow pong');
+  else held.push(response);
+});
+server.keepAliveTimeout = 1;
+process.on('message', (message) => {
+  if (message.release) { released = true; for (const response of held.splice(0)) response.end('slow pong'); }
+  if (message.hold) released = false;
+});
+process.on('disconnect', () => { process.exit(0); });
+server.listen(0, '127.0.0.1', () => { process.send({ port: server.address().port }); });
+`;
+const SLOW_BODY = 'slow pong';
+
+export interface RssMiB {
+  total: number;
+  coordinator: number;
+  workers: number;
+  workerCount: number;
+}
+
+export interface InFlightResult {
+  calls: number;
+  workers: number;
+  callsPerWorker: number;
+  ok: number;
+  /** Failed calls by error kind. */
+  failed: Record<string, number>;
+  /** Most requests the slow server held at once: calls that were in flight, each awaiting its fetch. */
+  heldAtOnce: number;
+  /** From the first call until the server held them all (or gave up waiting). */
+  rampMs: number;
+  /** From releasing the server until every call had finished. */
+  drainMs: number;
+  /** RSS summed over the coordinator (this process) and every worker, before the calls. */
+  baseline: RssMiB;
+  /** The highest sampled sum, with its parts. */
+  peak: RssMiB;
+  /** Sum of each process's own high-water mark (VmHWM): an upper bound on the peak sum. */
+  sumOfHighWaterMiB: number;
+  /**
+   * PSS summed with every call in flight (/proc/<pid>/smaps_rollup): RSS counts the pages the
+   * processes share (the node binary, libraries) once per process, PSS splits them.
+   */
+  plateauPssMiB: number;
+  samples: number;
+}
+
+function residentMiBSync(pid: number): number {
+  try {
+    const pages = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+    return Number.isFinite(pages) ? (pages * 4096) / 1048576 : 0;
+  } catch {
+    return 0; // gone (a worker replaced between listing and reading)
+  }
+}
+
+function highWaterMiB(pid: number): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] === undefined ? 0 : Number(match[1]) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function proportionalMiB(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match?.[1] === undefined ? 0 : Number(match[1]) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function sampleRss(sandbox: Sandbox): RssMiB {
+  const coordinator = residentMiBSync(process.pid);
+  const pids = sandbox.pool.pids();
+  const workers = pids.reduce((sum, pid) => sum + residentMiBSync(pid), 0);
+  return { total: coordinator + workers, coordinator, workers, workerCount: pids.length };
+}
+
+interface SlowServer {
+  port: number;
+  /** Requests waiting for an answer. */
+  held: () => number;
+  onArrival: (listener: () => void) => void;
+  /** Answers what is held, and from now on answers at once. */
+  release: () => void;
+  /** Holds requests again. */
+  hold: () => void;
+  stop: () => Promise<void>;
+}
+
+async function startSlowServer(): Promise<SlowServer> {
+  const child = spawn(process.execPath, ['-e', SLOW_SERVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: {} });
+  let arrived = 0;
+  let released = 0;
+  const listeners: (() => void)[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.on('message', (message: { port?: number; arrived?: number }) => {
+      if (message.port !== undefined) resolve(message.port);
+      if (message.arrived !== undefined) {
+        arrived = message.arrived;
+        for (const listener of listeners) listener();
+      }
+    });
+  });
+  return {
+    port,
+    held: () => Math.max(0, arrived - released),
+    onArrival: (listener) => { listeners.push(listener); },
+    release: () => { released = Number.POSITIVE_INFINITY; child.send({ release: true }); },
+    hold: () => { released = arrived; child.send({ hold: true }); },
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/**
+ * `count` calls of the fetch tool at once against a server that answers none of them until all are
+ * in flight; meanwhile the RSS of the coordinator and the workers is summed every 20 ms. The
+ * sandbox lets every call in (callsPerWorker = count / workers): a call queued in the supervisor
+ * would not be in flight.
+ */
+async function benchInFlight(count: number, options: BenchOptions, makeFetchTool: (port: number) => ToolUnderTest, progress: (text: string) => void): Promise<InFlightResult> {
+  const server = await startSlowServer();
+  const callsPerWorker = Math.ceil(count / options.workers);
+  const sandbox = await startSandbox({ limits: DEFAULT_LIMITS, audit: { record: () => undefined }, workers: options.workers, callsPerWorker, warmIsolates: options.warmIsolates });
+  try {
+    const tool = makeFetchTool(server.port);
+    // Warm-up: the bundle reaches every worker, the JIT settles. Released at once.
+    server.release();
+    for (let index = 0; index < 4 * options.workers; index++) {
+      const outcome = await sandbox.runTool({ identity: { callId: `warm-${index}`, tool: tool.id, caller: 'bench' }, bundle: tool.bundle, params: tool.params, grant: tool.grant, cwd: ROOT, secrets: {} });
+      if (!outcome.ok || outcome.content !== SLOW_BODY) throw new Error(`in-flight warm-up failed: ${JSON.stringify(outcome)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    server.hold();
+    const baseline = sampleRss(sandbox);
+    let peak = baseline;
+    let samples = 1;
+    const sampler = setInterval(() => {
+      const sample = sampleRss(sandbox);
+      samples++;
+      if (sample.total > peak.total) peak = sample;
+    }, 20);
+    let heldAtOnce = 0;
+    let allHeld: () => void = () => undefined;
+    const allIn = new Promise<void>((resolve) => { allHeld = resolve; });
+    server.onArrival(() => {
+      heldAtOnce = Math.max(heldAtOnce, server.held());
+      if (server.held() >= count) allHeld();
+    });
+    const started = performance.now();
+    const outcomes = Array.from({ length: count }, (_, index) => sandbox.runTool({
+      identity: { callId: `inflight-${index}`, tool: tool.id, caller: 'bench' },
+      bundle: tool.bundle, params: tool.params, grant: tool.grant, cwd: ROOT, secrets: {},
+    }));
+    // The calls' wall limit is 10 s: release well before it, whether or not all arrived.
+    await Promise.race([allIn, new Promise((resolve) => setTimeout(resolve, 8000))]);
+    const rampMs = performance.now() - started;
+    // Hold a moment with everything in flight, so the sampler sees the plateau.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const plateauPssMiB = proportionalMiB(process.pid) + sandbox.pool.pids().reduce((sum, pid) => sum + proportionalMiB(pid), 0);
+    progress(`in flight: ${server.held()}/${count} held by the server after ${fmt(rampMs, 0)} ms; releasing`);
+    const releasedAt = performance.now();
+    server.release();
+    const settled = await Promise.all(outcomes);
+    const drainMs = performance.now() - releasedAt;
+    clearInterval(sampler);
+    const sumOfHighWaterMiB = highWaterMiB(process.pid) + sandbox.pool.pids().reduce((sum, pid) => sum + highWaterMiB(pid), 0);
+    const failed: Record<string, number> = {};
+    let ok = 0;
+    for (const outcome of settled) {
+      if (outcome.ok && outcome.content === SLOW_BODY) ok++;
+      else {
+        const kind = outcome.ok ? 'wrong content' : outcome.error.kind;
+        failed[kind] = (failed[kind] ?? 0) + 1;
+      }
+    }
+    return { calls: count, workers: options.workers, callsPerWorker, ok, failed, heldAtOnce, rampMs, drainMs, baseline, peak, sumOfHighWaterMiB, plateauPssMiB, samples };
+  } finally {
+    await sandbox.close();
+    await server.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A worker crash until its replacement serves again
+
+export interface CrashResult {
+  kills: number;
+  /** From SIGKILL until the supervisor saw the worker exit. */
+  exitSeenMs: Summary;
+  /** From SIGKILL until the replacement process was spawned. */
+  spawnedMs: Summary;
+  /** From SIGKILL until a call succeeded on the replacement (calls sent meanwhile fail as crashed and are sent again). */
+  servingMs: Summary;
+  /** Calls that failed with `crashed` on the way (the ones the dead worker held or was handed). */
+  crashedCalls: number;
+}
+
+/** One worker, so whatever serves after the kill is the replacement. */
+async function benchCrashRecovery(kills: number, tool: ToolUnderTest, options: BenchOptions, progress: (text: string) => void): Promise<CrashResult> {
+  const exits = new Map<number, number>();
+  const spawns: { pid: number; at: number }[] = [];
+  const sandbox = await startSandbox({
+    limits: DEFAULT_LIMITS, audit: { record: () => undefined }, workers: 1, warmIsolates: options.warmIsolates,
+    onEvent: (event) => {
+      if (event.type === 'worker-exited') exits.set(event.pid, performance.now());
+      if (event.type === 'worker-started') spawns.push({ pid: event.pid, at: performance.now() });
+    },
+  });
+  const call = (index: number): Promise<ToolOutcome> => sandbox.runTool({
+    identity: { callId: `crash-${index}`, tool: tool.id, caller: 'bench' }, bundle: tool.bundle, params: tool.params, grant: tool.grant, cwd: ROOT, secrets: {},
+  });
+  const exitSeen: number[] = [];
+  const spawned: number[] = [];
+  const serving: number[] = [];
+  let crashedCalls = 0;
+  let sequence = 0;
+  try {
+    for (let kill = 0; kill < kills; kill++) {
+      // A settled worker: bundle held, warm pool full.
+      for (let index = 0; index < 3; index++) {
+        const outcome = await call(++sequence);
+        if (!outcome.ok) throw new Error(`crash recovery: a call before the kill failed: ${outcome.error.kind}: ${outcome.error.message}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [pid] = sandbox.pool.pids();
+      if (pid === undefined) throw new Error('crash recovery: no worker');
+      const killedAt = performance.now();
+      process.kill(pid, 'SIGKILL');
+      for (let attempt = 0; ; attempt++) {
+        const outcome = await call(++sequence);
+        if (outcome.ok) break;
+        if (outcome.error.kind !== 'crashed' || attempt > 20) throw new Error(`crash recovery: ${outcome.error.kind}: ${outcome.error.message}`);
+        crashedCalls++;
+      }
+      serving.push(performance.now() - killedAt);
+      const exitAt = exits.get(pid);
+      if (exitAt !== undefined) exitSeen.push(exitAt - killedAt);
+      const replacement = spawns.find((entry) => entry.at >= killedAt);
+      if (replacement !== undefined) spawned.push(replacement.at - killedAt);
+      progress(`crash ${kill + 1}/${kills}: serving again after ${fmt(serving[serving.length - 1] ?? Number.NaN, 0)} ms`);
+    }
+    return { kills, exitSeenMs: summarize(exitSeen), spawnedMs: summarize(spawned), servingMs: summarize(serving), crashedCalls };
+  } finally {
+    await sandbox.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 const fmt = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
@@ -865,109 +1178,156 @@ interface Machine {
   loadAverageEnd: number[];
 }
 
-function printReport(machine: Machine, options: BenchOptions, inWorker: InWorkerResult, codeCacheRows: CodeCacheRow[], cells: CellResult[], ipc: Summary, verdict: Verdict, pacedGapMs: number, elapsedS: number): string {
-  const s = inWorker.samples;
+interface ReportParts {
+  isolate?: { inWorker: InWorkerResult; codeCacheRows: CodeCacheRow[]; verdict: Verdict } | undefined;
+  e2e?: { cells: CellResult[]; ipc: Summary; pacedGapMs: number } | undefined;
+  inFlight?: InFlightResult | undefined;
+  crash?: CrashResult | undefined;
+}
+
+function printReport(machine: Machine, options: BenchOptions, parts: ReportParts, elapsedS: number): string {
   const out: string[] = [];
   out.push(`Paddock sandbox benchmark: ${machine.cores} cores (${machine.cpuModel}), ${machine.platform}`);
   out.push(`node ${machine.node} (V8 ${machine.v8}), ${machine.deno}, isolated-vm ${machine.isolatedVm}; load ${machine.loadAverageStart.map((value) => value.toFixed(2)).join(' ')}`);
   out.push(`iterations ${options.iterations}${options.quick ? ' (quick: numbers mean little)' : ''}, ${options.rounds} rounds; sandbox: ${options.workers} workers, ${options.warmIsolates} warm isolates each, heap ${DEFAULT_LIMITS.heapMiB} MiB`);
   out.push('');
 
-  out.push('1. In-worker isolate phases (this process, as a worker runs them; ms; cpu = process CPU, all threads)');
-  const row = (label: string, name: string, cpuName?: string): string[] => {
-    const summary = s.summary(name);
-    return [label, fmt(summary.median), fmt(summary.p90), cpuName === undefined ? '' : fmt(s.summary(cpuName).median), String(summary.n)];
-  };
-  const rows: string[][] = [
-    row('cold call: create+boot+compile+run+dispose (code cache primed)', 'cold: call', 'cold: call cpu'),
-    row('cold call, empty code cache (first call of a worker)', 'cold, empty code cache: call', 'cold, empty code cache: call cpu'),
-    row('prepare isolate: eval runtime + code cache (prepareIsolate)', 'warm: prepare', 'warm: prepare cpu'),
-    row('prepare isolate: from startup snapshot', 'snapshot: prepare', 'snapshot: prepare cpu'),
-  ];
-  if (s.has('snapshot, warmed: prepare')) rows.push(row('prepare isolate: from warmed-up snapshot', 'snapshot, warmed: prepare', 'snapshot, warmed: prepare cpu'));
-  rows.push(row('call on prepared isolate (warm pool): compile+run+dispose', 'warm: call', 'warm: call cpu'));
-  rows.push(row('call on snapshot-prepared isolate', 'snapshot: call', 'snapshot: call cpu'));
-  if (s.has('snapshot, warmed: call')) rows.push(row('call on warmed-snapshot-prepared isolate', 'snapshot, warmed: call', 'snapshot, warmed: call cpu'));
-  rows.push(row('pool of 2, refill starts at take (WarmIsolates today): call', 'pool: eval, refill at take: call', 'pool: eval, refill at take: call cpu'));
-  rows.push(row('pool of 2, refill after the call ends: call', 'pool: eval, refill after call: call', 'pool: eval, refill after call: call cpu'));
-  rows.push(row(`pool of 2 from ${s.has('snapshot, warmed: call') ? 'warmed ' : ''}snapshot, refill at take: call`, 'pool: snapshot, refill at take: call', 'pool: snapshot, refill at take: call cpu'));
-  rows.push(row(`createSnapshot of the runtime (once per worker; ${fmt(inWorker.snapshotBytes / 1048576, 1)} MiB)`, 'createSnapshot'));
-  if (s.has('createSnapshot (warm-up)')) rows.push(row('createSnapshot with warm-up script', 'createSnapshot (warm-up)'));
-  out.push(table(['phase', 'median', 'p90', 'cpu p50', 'n'], rows));
-  out.push('');
-  out.push('   where preparation goes (median ms per step)');
-  const variantsForSteps: [string, string, keyof InWorkerResult['stepNames']][] = [['eval + code cache', 'steps: eval', 'eval'], ['snapshot', 'steps: snapshot', 'snapshot']];
-  if (inWorker.stepNames.snapshotWarmed.length > 0) variantsForSteps.push(['warmed snapshot', 'steps: snapshot, warmed', 'snapshotWarmed']);
-  const allSteps = [...new Set([...inWorker.stepNames.eval, ...inWorker.stepNames.snapshot, 'dispose'])];
-  const stepRows = allSteps.map((step) => [step, ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: step ${step}`).median, 3))]);
-  stepRows.push(['total prepare (wall)', ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: prepare`).median, 3))]);
-  stepRows.push(['heap used after boot, MiB', ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: heap used MiB`).median, 2))]);
-  out.push(table(['step', ...variantsForSteps.map(([label]) => label)], stepRows));
-  out.push('');
-  const med = (name: string): number => s.summary(name).median;
-  out.push(`   ratios: cold/warm call ${ratio(med('cold: call'), med('warm: call'))}, first-call/warm ${ratio(med('cold, empty code cache: call'), med('warm: call'))}, `
-    + `prepare eval/snapshot wall ${ratio(med('warm: prepare'), med('snapshot: prepare'))} cpu ${ratio(med('warm: prepare cpu'), med('snapshot: prepare cpu'))}, `
-    + `call snapshot/warm ${ratio(med('snapshot: call'), med('warm: call'))}`);
-  if (inWorker.warmedSnapshotError !== undefined) out.push(`   (the warmed-up snapshot could not be created: ${inWorker.warmedSnapshotError})`);
-  out.push('');
+  if (parts.isolate !== undefined) {
+    const { inWorker, codeCacheRows } = parts.isolate;
+    const s = inWorker.samples;
+    out.push('1. In-worker isolate phases (this process, as a worker runs them; ms; cpu = process CPU, all threads)');
+    const row = (label: string, name: string, cpuName?: string): string[] => {
+      const summary = s.summary(name);
+      return [label, fmt(summary.median), fmt(summary.p90), cpuName === undefined ? '' : fmt(s.summary(cpuName).median), String(summary.n)];
+    };
+    const rows: string[][] = [
+      row('cold call: create+boot+compile+run+dispose (code cache primed)', 'cold: call', 'cold: call cpu'),
+      row('cold call, empty code cache (first call of a worker)', 'cold, empty code cache: call', 'cold, empty code cache: call cpu'),
+      row('prepare isolate: eval runtime + code cache (prepareIsolate)', 'warm: prepare', 'warm: prepare cpu'),
+      row('prepare isolate: from startup snapshot', 'snapshot: prepare', 'snapshot: prepare cpu'),
+    ];
+    if (s.has('snapshot, warmed: prepare')) rows.push(row('prepare isolate: from warmed-up snapshot', 'snapshot, warmed: prepare', 'snapshot, warmed: prepare cpu'));
+    rows.push(row('call on prepared isolate (warm pool): compile+run+dispose', 'warm: call', 'warm: call cpu'));
+    rows.push(row('call on snapshot-prepared isolate', 'snapshot: call', 'snapshot: call cpu'));
+    if (s.has('snapshot, warmed: call')) rows.push(row('call on warmed-snapshot-prepared isolate', 'snapshot, warmed: call', 'snapshot, warmed: call cpu'));
+    rows.push(row('pool of 2, refill starts at take (WarmIsolates today): call', 'pool: eval, refill at take: call', 'pool: eval, refill at take: call cpu'));
+    rows.push(row('pool of 2, refill after the call ends: call', 'pool: eval, refill after call: call', 'pool: eval, refill after call: call cpu'));
+    rows.push(row(`pool of 2 from ${s.has('snapshot, warmed: call') ? 'warmed ' : ''}snapshot, refill at take: call`, 'pool: snapshot, refill at take: call', 'pool: snapshot, refill at take: call cpu'));
+    rows.push(row(`createSnapshot of the runtime (once per worker; ${fmt(inWorker.snapshotBytes / 1048576, 1)} MiB)`, 'createSnapshot'));
+    if (s.has('createSnapshot (warm-up)')) rows.push(row('createSnapshot with warm-up script', 'createSnapshot (warm-up)'));
+    out.push(table(['phase', 'median', 'p90', 'cpu p50', 'n'], rows));
+    out.push('');
+    out.push('   where preparation goes (median ms per step)');
+    const variantsForSteps: [string, string, keyof InWorkerResult['stepNames']][] = [['eval + code cache', 'steps: eval', 'eval'], ['snapshot', 'steps: snapshot', 'snapshot']];
+    if (inWorker.stepNames.snapshotWarmed.length > 0) variantsForSteps.push(['warmed snapshot', 'steps: snapshot, warmed', 'snapshotWarmed']);
+    const allSteps = [...new Set([...inWorker.stepNames.eval, ...inWorker.stepNames.snapshot, 'dispose'])];
+    const stepRows = allSteps.map((step) => [step, ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: step ${step}`).median, 3))]);
+    stepRows.push(['total prepare (wall)', ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: prepare`).median, 3))]);
+    stepRows.push(['heap used after boot, MiB', ...variantsForSteps.map(([, prefix]) => fmt(s.summary(`${prefix}: heap used MiB`).median, 2))]);
+    out.push(table(['step', ...variantsForSteps.map(([label]) => label)], stepRows));
+    out.push('');
+    const med = (name: string): number => s.summary(name).median;
+    out.push(`   ratios: cold/warm call ${ratio(med('cold: call'), med('warm: call'))}, first-call/warm ${ratio(med('cold, empty code cache: call'), med('warm: call'))}, `
+      + `prepare eval/snapshot wall ${ratio(med('warm: prepare'), med('snapshot: prepare'))} cpu ${ratio(med('warm: prepare cpu'), med('snapshot: prepare cpu'))}, `
+      + `call snapshot/warm ${ratio(med('snapshot: call'), med('warm: call'))}`);
+    if (inWorker.warmedSnapshotError !== undefined) out.push(`   (the warmed-up snapshot could not be created: ${inWorker.warmedSnapshotError})`);
+    out.push('');
 
-  out.push('   V8 code cache: a fresh isolate compiling a script (ms)');
-  out.push(table(
-    ['script', 'KiB', 'compile miss', 'compile hit', 'miss/hit', 'compile+run miss', 'compile+run hit', 'miss/hit', 'rejected', 'ok in snapshot isolate'],
-    codeCacheRows.map((entry) => [
-      entry.script, fmt(entry.kib, 1), fmt(entry.compileMiss.median, 3), fmt(entry.compileHit.median, 3), ratio(entry.compileMiss.median, entry.compileHit.median),
-      fmt(entry.compileRunMiss.median, 3), fmt(entry.compileRunHit.median, 3), ratio(entry.compileRunMiss.median, entry.compileRunHit.median),
-      String(entry.rejected), entry.acceptedInSnapshotIsolate === undefined ? '-' : entry.acceptedInSnapshotIsolate ? 'yes' : 'no',
-    ]),
-  ));
-  out.push('');
+    out.push('   V8 code cache: a fresh isolate compiling a script (ms)');
+    out.push(table(
+      ['script', 'KiB', 'compile miss', 'compile hit', 'miss/hit', 'compile+run miss', 'compile+run hit', 'miss/hit', 'rejected', 'ok in snapshot isolate'],
+      codeCacheRows.map((entry) => [
+        entry.script, fmt(entry.kib, 1), fmt(entry.compileMiss.median, 3), fmt(entry.compileHit.median, 3), ratio(entry.compileMiss.median, entry.compileHit.median),
+        fmt(entry.compileRunMiss.median, 3), fmt(entry.compileRunHit.median, 3), ratio(entry.compileRunMiss.median, entry.compileRunHit.median),
+        String(entry.rejected), entry.acceptedInSnapshotIsolate === undefined ? '-' : entry.acceptedInSnapshotIsolate ? 'yes' : 'no',
+      ]),
+    ));
+    out.push('');
 
-  out.push(`2-3. End to end: sandbox.runTool through the worker pool vs \`deno ${DENO_RUN_FLAGS.join(' ')}\` per call (latency ms; throughput calls/s)`);
-  const e2eRows: string[][] = [];
-  for (const tool of ['compute', 'fetch'] as const) {
-    for (const concurrency of [...CONCURRENCY, 'paced'] as const) {
-      const paddock = cells.find((cell) => cell.tool === tool && cell.runner === 'paddock' && cell.concurrency === concurrency);
-      const deno = cells.find((cell) => cell.tool === tool && cell.runner === 'deno' && cell.concurrency === concurrency);
-      if (paddock === undefined) continue;
-      e2eRows.push([
-        tool, concurrency === 'paced' ? `1 paced (${fmt(pacedGapMs, 0)} ms gaps)` : String(concurrency),
-        fmt(paddock.latency.median, 3), fmt(paddock.latency.p90, 3), fmt(paddock.latency.p99, 3), fmt(paddock.isolateCpu?.median ?? Number.NaN, 3), fmt(paddock.throughput, 0),
-        deno === undefined ? '' : fmt(deno.latency.median, 1), deno === undefined ? '' : fmt(deno.latency.p90, 1), deno === undefined ? '' : fmt(deno.throughput, 0),
-        deno === undefined ? '' : ratio(paddock.latency.median, deno.latency.median), deno === undefined ? '' : ratio(paddock.throughput, deno.throughput),
-        `${paddock.calls}/${deno?.calls ?? '-'}`,
-      ]);
+  }
+  if (parts.e2e !== undefined) {
+    const { cells, ipc, pacedGapMs } = parts.e2e;
+    out.push(`2-3. End to end: sandbox.runTool through the worker pool vs \`deno ${DENO_RUN_FLAGS.join(' ')}\` per call (latency ms; throughput calls/s)`);
+    const e2eRows: string[][] = [];
+    for (const tool of ['compute', 'fetch'] as const) {
+      for (const concurrency of [...CONCURRENCY, 'paced'] as const) {
+        const paddock = cells.find((cell) => cell.tool === tool && cell.runner === 'paddock' && cell.concurrency === concurrency);
+        const deno = cells.find((cell) => cell.tool === tool && cell.runner === 'deno' && cell.concurrency === concurrency);
+        if (paddock === undefined) continue;
+        e2eRows.push([
+          tool, concurrency === 'paced' ? `1 paced (${fmt(pacedGapMs, 0)} ms gaps)` : String(concurrency),
+          fmt(paddock.latency.median, 3), fmt(paddock.latency.p90, 3), fmt(paddock.latency.p99, 3), fmt(paddock.isolateCpu?.median ?? Number.NaN, 3), fmt(paddock.throughput, 0),
+          deno === undefined ? '' : fmt(deno.latency.median, 1), deno === undefined ? '' : fmt(deno.latency.p90, 1), deno === undefined ? '' : fmt(deno.throughput, 0),
+          deno === undefined ? '' : ratio(paddock.latency.median, deno.latency.median), deno === undefined ? '' : ratio(paddock.throughput, deno.throughput),
+          `${paddock.calls}/${deno?.calls ?? '-'}`,
+        ]);
+      }
     }
+    out.push(table(['tool', 'concurrency', 'paddock p50', 'p90', 'p99', 'isolate cpu', 'calls/s', 'deno p50', 'p90', 'calls/s', 'latency P/D', 'throughput P/D', 'calls P/D'], e2eRows));
+    out.push('');
+    out.push('   where a compute call\'s time goes (ms, from outcome.timings: p50 / mean per phase; cold = share of calls without a warm isolate)');
+    const phaseCells = (['paced', 1, 8] as const).flatMap((concurrency) => {
+      const cell = cells.find((entry) => entry.tool === 'compute' && entry.runner === 'paddock' && entry.concurrency === concurrency);
+      return cell?.phases === null || cell === undefined ? [] : [{ label: concurrency === 'paced' ? 'paced' : `c${concurrency}`, cell, phases: cell.phases }];
+    });
+    if (phaseCells.length === 0) {
+      out.push('   (the sandbox reported no timings)');
+    } else {
+      const phaseRows: string[][] = PHASES.map((phase) => [phase, ...phaseCells.flatMap(({ phases }) => {
+        const summary = phases[phase];
+        if (summary === undefined) return ['-', '-'];
+        return phase === 'cold' ? ['', `${fmt(summary.mean * 100, 0)}%`] : [fmt(summary.median, 3), fmt(summary.mean, 3)];
+      })]);
+      phaseRows.push(['total (runTool)', ...phaseCells.flatMap(({ cell }) => [fmt(cell.latency.median, 3), fmt(cell.latency.mean, 3)])]);
+      out.push(table(['phase', ...phaseCells.flatMap(({ label }) => [`${label} p50`, `${label} mean`])], phaseRows));
+      out.push(`   IPC round trip alone (echo child, same channel settings): p50 ${fmt(ipc.median, 3)} ms, p90 ${fmt(ipc.p90, 3)} ms`);
+    }
+    out.push('');
   }
-  out.push(table(['tool', 'concurrency', 'paddock p50', 'p90', 'p99', 'isolate cpu', 'calls/s', 'deno p50', 'p90', 'calls/s', 'latency P/D', 'throughput P/D', 'calls P/D'], e2eRows));
-  out.push('');
-  out.push('   where a compute call\'s time goes (ms, from outcome.timings: p50 / mean per phase; cold = share of calls without a warm isolate)');
-  const phaseCells = (['paced', 1, 8] as const).flatMap((concurrency) => {
-    const cell = cells.find((entry) => entry.tool === 'compute' && entry.runner === 'paddock' && entry.concurrency === concurrency);
-    return cell?.phases === null || cell === undefined ? [] : [{ label: concurrency === 'paced' ? 'paced' : `c${concurrency}`, cell, phases: cell.phases }];
-  });
-  if (phaseCells.length === 0) {
-    out.push('   (the sandbox reported no timings)');
-  } else {
-    const phaseRows: string[][] = PHASES.map((phase) => [phase, ...phaseCells.flatMap(({ phases }) => {
-      const summary = phases[phase];
-      if (summary === undefined) return ['-', '-'];
-      return phase === 'cold' ? ['', `${fmt(summary.mean * 100, 0)}%`] : [fmt(summary.median, 3), fmt(summary.mean, 3)];
-    })]);
-    phaseRows.push(['total (runTool)', ...phaseCells.flatMap(({ cell }) => [fmt(cell.latency.median, 3), fmt(cell.latency.mean, 3)])]);
-    out.push(table(['phase', ...phaseCells.flatMap(({ label }) => [`${label} p50`, `${label} mean`])], phaseRows));
-    out.push(`   IPC round trip alone (echo child, same channel settings): p50 ${fmt(ipc.median, 3)} ms, p90 ${fmt(ipc.p90, 3)} ms`);
-  }
-  out.push('');
-  out.push('Verdict');
-  for (const line of verdict.text) out.push(`  ${line}`);
-  const compileRow = codeCacheRows.find((entry) => entry.script === 'guest runtime');
-  if (compileRow !== undefined) {
-    out.push(`  code cache: the runtime compiles ${ratio(compileRow.compileMiss.median, compileRow.compileHit.median)} faster with its cache; a tool bundle's cache saves `
-      + `${fmt((codeCacheRows.find((entry) => entry.script === 'compute tool')?.compileMiss.median ?? Number.NaN) - (codeCacheRows.find((entry) => entry.script === 'compute tool')?.compileHit.median ?? Number.NaN), 3)} ms (small) to `
-      + `${fmt((codeCacheRows.find((entry) => entry.script === 'large tool')?.compileMiss.median ?? Number.NaN) - (codeCacheRows.find((entry) => entry.script === 'large tool')?.compileHit.median ?? Number.NaN), 3)} ms (large) per call`);
+  if (parts.inFlight !== undefined) out.push(...inFlightReport(parts.inFlight), '');
+  if (parts.crash !== undefined) out.push(...crashReport(parts.crash), '');
+  if (parts.isolate !== undefined) {
+    const { verdict, codeCacheRows } = parts.isolate;
+    out.push('Verdict');
+    for (const line of verdict.text) out.push(`  ${line}`);
+    const compileRow = codeCacheRows.find((entry) => entry.script === 'guest runtime');
+    if (compileRow !== undefined) {
+      out.push(`  code cache: the runtime compiles ${ratio(compileRow.compileMiss.median, compileRow.compileHit.median)} faster with its cache; a tool bundle's cache saves `
+        + `${fmt((codeCacheRows.find((entry) => entry.script === 'compute tool')?.compileMiss.median ?? Number.NaN) - (codeCacheRows.find((entry) => entry.script === 'compute tool')?.compileHit.median ?? Number.NaN), 3)} ms (small) to `
+        + `${fmt((codeCacheRows.find((entry) => entry.script === 'large tool')?.compileMiss.median ?? Number.NaN) - (codeCacheRows.find((entry) => entry.script === 'large tool')?.compileHit.median ?? Number.NaN), 3)} ms (large) per call`);
+    }
   }
   out.push(`  (total ${fmt(elapsedS, 0)} s; load at end ${machine.loadAverageEnd.map((value) => value.toFixed(2)).join(' ')})`);
   return out.join('\n');
+}
+
+function inFlightReport(result: InFlightResult): string[] {
+  const failures = Object.entries(result.failed).map(([kind, count]) => `${count} ${kind}`).join(', ');
+  const rss = (value: RssMiB): string[] => [fmt(value.total, 0), fmt(value.coordinator, 0), fmt(value.workers, 0), String(value.workerCount)];
+  return [
+    `4. ${result.calls} calls in flight at once, each awaiting a slow granted fetch (${result.workers} workers x ${result.callsPerWorker} calls; RSS MiB from /proc, sampled every 20 ms)`,
+    table(['', 'total', 'coordinator', 'workers', 'worker processes'], [
+      ['before the calls', ...rss(result.baseline)],
+      ['peak of the sum', ...rss(result.peak)],
+    ]),
+    `   peak ${fmt(result.peak.total, 0)} MiB (${fmt(result.peak.total / 1024, 2)} GiB; target < 1.5 GiB) = ${fmt((result.peak.total - result.baseline.total) / result.calls, 2)} MiB per call in flight over the baseline; `
+      + `sum of each process's high-water mark ${fmt(result.sumOfHighWaterMiB, 0)} MiB; PSS sum with all in flight ${fmt(result.plateauPssMiB, 0)} MiB (shared pages split)`,
+    `   ${result.heldAtOnce}/${result.calls} held by the server at once after ${fmt(result.rampMs, 0)} ms; all done ${fmt(result.drainMs, 0)} ms after release; `
+      + `${result.ok} ok${failures === '' ? '' : `, failed: ${failures}`}`,
+  ];
+}
+
+function crashReport(result: CrashResult): string[] {
+  const row = (label: string, summary: Summary): string[] => [label, fmt(summary.median, 0), fmt(summary.p90, 0), fmt(summary.min, 0), fmt(summary.max, 0), String(summary.n)];
+  return [
+    `5. A worker crash (SIGKILL) until its replacement serves a call again (1 worker, ${result.kills} kills; ms)`,
+    table(['from the kill until', 'p50', 'p90', 'min', 'max', 'n'], [
+      row('the supervisor saw the exit', result.exitSeenMs),
+      row('the replacement was spawned', result.spawnedMs),
+      row('a call succeeded on it', result.servingMs),
+    ]),
+    `   ${result.crashedCalls} call(s) failed as crashed on the way (sent to the dead worker before its exit was seen)`,
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1028,51 +1388,80 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
 
     const code = await buildGuestRuntime();
     const runtime: Runtime = { code, hash: createHash('sha256').update(code).digest('hex') };
+    const parts: ReportParts = {};
 
-    log(`benchmark: in-worker isolate phases (${options.iterations} iterations)`);
-    const inWorker = await benchInWorker(runtime, compute, options, log);
-    log('benchmark: code cache');
-    const snapshot = ivm.Isolate.createSnapshot([{ code: runtime.code, filename: 'paddock:runtime' }]);
-    const codeCacheRows = await benchCodeCache([
-      { name: 'guest runtime', code: runtime.code },
-      { name: 'compute tool', code: compute.bundle.code },
-      { name: 'large tool', code: large.code },
-    ], () => snapshot, Math.max(3, Math.ceil(options.iterations / 3)));
-    snapshot.release();
+    // Memory and crash sections first: this process is the coordinator there, and the in-process
+    // isolates of section 1 would inflate its RSS.
+    if (options.sections.has('inflight')) {
+      log(`benchmark: ${options.inFlight} calls in flight`);
+      const makeSlowFetch = (slowPort: number): ToolUnderTest => ({
+        ...fetchTool, params: { url: `http://127.0.0.1:${slowPort}/slow` }, expected: SLOW_BODY,
+        grant: resolveGrant({ net: ['127.0.0.1'] }, { net: [`127.0.0.1:${slowPort}`] }, undefined, { cwd: ROOT }) as unknown as WireGrant,
+      });
+      parts.inFlight = await benchInFlight(options.inFlight, options, makeSlowFetch, log);
+    }
+    if (options.sections.has('crash')) {
+      log(`benchmark: crash recovery (${options.crashes} kills)`);
+      parts.crash = await benchCrashRecovery(options.crashes, compute, options, log);
+    }
 
-    log(`benchmark: end to end (${options.workers} workers)`);
-    const audit: AuditRecord[] = [];
-    sandbox = await startSandbox({
-      limits: DEFAULT_LIMITS,
-      audit: { record: (record) => { if (!record.allowed) audit.push(record); } },
-      workers: options.workers,
-      warmIsolates: options.warmIsolates,
-    });
-    const prepareMs = inWorker.samples.summary('warm: prepare').median;
-    const pacedGapMs = Math.max(10, Math.ceil(3 * (Number.isFinite(prepareMs) ? prepareMs : 5)));
-    log('benchmark: IPC round trip');
-    const ipcCall = isolateCall(runtime, compute, 'ipc');
-    ipcCall.revoke();
-    const ipc = await benchIpc(ipcCall.request, options.iterations);
-    const cells = await benchEndToEnd(sandbox, [compute, fetchTool], options, denoEnv, pacedGapMs, log);
-    if (audit.length > 0) throw new Error(`unexpected denials: ${JSON.stringify(audit.slice(0, 3))}`);
+    let pacedGapMs = DEFAULT_PACED_GAP_MS;
+    if (options.sections.has('isolate')) {
+      log(`benchmark: in-worker isolate phases (${options.iterations} iterations)`);
+      const inWorker = await benchInWorker(runtime, compute, options, log);
+      log('benchmark: code cache');
+      const snapshot = ivm.Isolate.createSnapshot([{ code: runtime.code, filename: 'paddock:runtime' }]);
+      const codeCacheRows = await benchCodeCache([
+        { name: 'guest runtime', code: runtime.code },
+        { name: 'compute tool', code: compute.bundle.code },
+        { name: 'large tool', code: large.code },
+      ], () => snapshot, Math.max(3, Math.ceil(options.iterations / 3)));
+      snapshot.release();
+      parts.isolate = { inWorker, codeCacheRows, verdict: verdictOf(inWorker, machine.cores) };
+      const prepareMs = inWorker.samples.summary('warm: prepare').median;
+      if (Number.isFinite(prepareMs)) pacedGapMs = Math.max(10, Math.ceil(3 * prepareMs));
+    }
+
+    if (options.sections.has('e2e')) {
+      log(`benchmark: end to end (${options.workers} workers)`);
+      const audit: AuditRecord[] = [];
+      sandbox = await startSandbox({
+        limits: DEFAULT_LIMITS,
+        audit: { record: (record) => { if (!record.allowed) audit.push(record); } },
+        workers: options.workers,
+        warmIsolates: options.warmIsolates,
+      });
+      log('benchmark: IPC round trip');
+      const ipcCall = isolateCall(runtime, compute, 'ipc');
+      ipcCall.revoke();
+      const ipc = await benchIpc(ipcCall.request, options.iterations);
+      const cells = await benchEndToEnd(sandbox, [compute, fetchTool], options, denoEnv, pacedGapMs, log);
+      if (audit.length > 0) throw new Error(`unexpected denials: ${JSON.stringify(audit.slice(0, 3))}`);
+      parts.e2e = { cells, ipc, pacedGapMs };
+    }
     machine.loadAverageEnd = loadavg();
 
-    const verdict = verdictOf(inWorker, machine.cores);
     const elapsedS = (performance.now() - benchStarted) / 1000;
-    const report = printReport(machine, options, inWorker, codeCacheRows, cells, ipc, verdict, pacedGapMs, elapsedS);
+    const report = printReport(machine, options, parts, elapsedS);
     const inWorkerJson: Record<string, Summary> = {};
-    for (const name of inWorkerNames(inWorker)) inWorkerJson[name] = inWorker.samples.summary(name);
+    if (parts.isolate !== undefined) for (const name of inWorkerNames(parts.isolate.inWorker)) inWorkerJson[name] = parts.isolate.inWorker.samples.summary(name);
     const results = {
       machine,
-      options: { iterations: options.iterations, rounds: options.rounds, denoCalls: options.denoCalls, workers: options.workers, warmIsolates: options.warmIsolates, quick: options.quick },
-      unit: { latency: 'ms', throughput: 'calls/s' },
-      inWorker: { phases: inWorkerJson, steps: inWorker.stepNames, snapshotBytes: inWorker.snapshotBytes, warmedSnapshotError: inWorker.warmedSnapshotError ?? null },
-      codeCache: codeCacheRows,
-      endToEnd: cells.map((cell) => ({ ...cell, throughput: Number.isFinite(cell.throughput) ? cell.throughput : null })),
+      options: {
+        iterations: options.iterations, rounds: options.rounds, denoCalls: options.denoCalls, workers: options.workers, warmIsolates: options.warmIsolates,
+        inFlight: options.inFlight, crashes: options.crashes, sections: [...options.sections], quick: options.quick,
+      },
+      unit: { latency: 'ms', throughput: 'calls/s', memory: 'MiB' },
+      inWorker: parts.isolate === undefined ? null : {
+        phases: inWorkerJson, steps: parts.isolate.inWorker.stepNames, snapshotBytes: parts.isolate.inWorker.snapshotBytes, warmedSnapshotError: parts.isolate.inWorker.warmedSnapshotError ?? null,
+      },
+      codeCache: parts.isolate?.codeCacheRows ?? null,
+      endToEnd: parts.e2e?.cells.map((cell) => ({ ...cell, throughput: Number.isFinite(cell.throughput) ? cell.throughput : null })) ?? null,
       pacedGapMs,
-      ipcRoundTrip: ipc,
-      verdict,
+      ipcRoundTrip: parts.e2e?.ipc ?? null,
+      inFlight: parts.inFlight ?? null,
+      crashRecovery: parts.crash ?? null,
+      verdict: parts.isolate?.verdict ?? null,
       elapsedS,
     };
     return { report, results };

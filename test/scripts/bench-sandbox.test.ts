@@ -18,6 +18,8 @@ interface BenchJson {
   codeCache: { script: string; compileHit: Stat }[];
   endToEnd: { tool: string; runner: string; concurrency: number | 'paced'; calls: number; latency: Stat; throughput: number | null }[];
   ipcRoundTrip: Stat;
+  inFlight: { calls: number; ok: number; heldAtOnce: number; peak: { total: number; coordinator: number; workers: number; workerCount: number }; plateauPssMiB: number };
+  crashRecovery: { kills: number; servingMs: Stat; exitSeenMs: Stat };
   verdict: { text: string[] };
 }
 
@@ -43,7 +45,8 @@ describe('bench-sandbox', () => {
     const { code, stdout, stderr } = await runBench(['--quick', '--json', json]);
     expect(stderr).not.toMatch(/^error:/m);
     expect(code).toBe(0);
-    for (const heading of ['1. In-worker isolate phases', 'where preparation goes', 'V8 code cache', '2-3. End to end', 'Verdict']) {
+    for (const heading of ['1. In-worker isolate phases', 'where preparation goes', 'V8 code cache', '2-3. End to end', 'where a compute call\'s time goes',
+      '4. 40 calls in flight at once', '5. A worker crash', 'Verdict']) {
       expect(stdout).toContain(heading);
     }
     expect(stdout).toMatch(/\d+ cores .*\n.*node v24\.\d+\.\d+ .*deno 2\.\d+\.\d+/);
@@ -72,8 +75,27 @@ describe('bench-sandbox', () => {
       }
     }
     expect(results.ipcRoundTrip.n).toBeGreaterThan(0);
+    // Every call of section 4 was in flight at once, and the coordinator and both workers were measured.
+    expect(results.inFlight).toMatchObject({ calls: 40, ok: 40, heldAtOnce: 40, peak: { workerCount: 2 } });
+    expect(results.inFlight.peak.coordinator).toBeGreaterThan(0);
+    expect(results.inFlight.peak.workers).toBeGreaterThan(0);
+    expect(results.inFlight.plateauPssMiB).toBeGreaterThan(0);
+    expect(results.crashRecovery.kills).toBe(2);
+    expect(results.crashRecovery.servingMs.n).toBe(2);
+    expect(results.crashRecovery.exitSeenMs.n).toBe(2);
     expect(results.verdict.text.length).toBeGreaterThan(0);
-  }, 180_000);
+  }, 240_000);
+
+  it('runs only the sections asked for', async () => {
+    const dir = await tempDir();
+    const json = path.join(dir, 'bench.json');
+    const { code, stdout } = await runBench(['--quick', '--only', 'crash', '--crashes', '1', '--json', json]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('5. A worker crash');
+    expect(stdout).not.toContain('2-3. End to end');
+    const results = JSON.parse(await readFile(json, 'utf8')) as { endToEnd: unknown; inWorker: unknown; crashRecovery: { kills: number } };
+    expect(results).toMatchObject({ endToEnd: null, inWorker: null, crashRecovery: { kills: 1 } });
+  }, 120_000);
 
   it('summarizes with nearest-rank percentiles', () => {
     const samples = Array.from({ length: 100 }, (_, index) => 100 - index);
@@ -87,5 +109,9 @@ describe('bench-sandbox', () => {
     expect(parseOptions(['--iterations', '50', '--json', 'out.json', '--workers', '3', '--warm', '0'])).toMatchObject({ iterations: 50, json: 'out.json', workers: 3, warmIsolates: 0, quick: false });
     expect(() => parseOptions(['--iterations', '0'])).toThrow(/--iterations must be an integer >= 1/);
     expect(() => parseOptions(['--bogus'])).toThrow();
+    expect(parseOptions(['--quick'])).toMatchObject({ inFlight: 40, crashes: 2 });
+    expect(parseOptions([])).toMatchObject({ inFlight: 500, crashes: 7 });
+    expect([...parseOptions(['--only', 'e2e, crash']).sections]).toEqual(['e2e', 'crash']);
+    expect(() => parseOptions(['--only', 'memory'])).toThrow(/unknown section "memory"/);
   });
 });
