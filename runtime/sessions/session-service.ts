@@ -329,6 +329,9 @@ export class SessionService implements AgentBridge {
         invoke: (name, params, call) => coordinator.invoke(name, {
           caller: active.caller, params, sessionId: record.id, signal: call.signal, onUpdate: call.onUpdate,
           grants: this.#narrowing(settingsProfile),
+          // A sub-agent's calls run in the slot its spawn_agent call holds: at the concurrency limit,
+          // spawn_agent calls waiting for queued calls of their own sub-agents would wait forever.
+          nested: record.parentId !== null,
         }),
       });
     } catch (error) {

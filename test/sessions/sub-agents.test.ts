@@ -152,3 +152,31 @@ describe('reflect', () => {
     expect(toolResultIn(h.base.fake.requests[3], 'r1')).toBe('Critique of the session so far:\n- You never verified epsilon.');
   });
 });
+
+describe('at the concurrency limit', () => {
+  it('a sub-agent\'s calls run in the slot of its spawn_agent call, so nothing waits forever', async () => {
+    const tight = await startSessionHarness({
+      stateTools: true,
+      userTools: { 'lookup.ts': userTool('lookup', 'return "found:" + params.text;') },
+      configure: (config) => {
+        config.sandbox = { ...config.sandbox, maxConcurrentCalls: 1, maxQueuedCalls: 4 };
+        config.profiles = { default: base };
+      },
+    });
+    try {
+      tight.base.fake.script(
+        { toolCalls: [{ id: 'sp', name: 'spawn_agent', arguments: { task: 'Look up zeta.' } }] },
+        { toolCalls: [{ id: 'z1', name: 'lookup', arguments: { text: 'zeta' } }, { id: 'z2', name: 'lookup', arguments: { text: 'eta' } }] },
+        { text: 'zeta found' },
+        { text: 'done' },
+      );
+      const { id } = await (await tight.post('/v1/sessions', {})).json() as { id: string };
+      const result = await (await tight.post(`/v1/sessions/${id}/messages`, { content: 'go' })).json();
+      expect(result).toMatchObject({ status: 'ended', text: 'done' });
+      expect(toolResultIn(tight.base.fake.requests[2], 'z2')).toBe('found:eta');
+      expect(tight.base.system.coordinator.limiter.running).toBe(0);
+    } finally {
+      await tight.close();
+    }
+  });
+});
