@@ -14,6 +14,9 @@ import { startToolSystem } from './coordinator/tool-system.ts';
 import type { ToolSystem } from './coordinator/tool-system.ts';
 import { builtinTools } from './tools/builtins/index.ts';
 import type { McpSessions } from './mcp/sessions.ts';
+import { openAgentRuntime } from './sessions/agent-runtime.ts';
+import type { AgentRuntime } from './sessions/agent-runtime.ts';
+import type { SessionService } from './sessions/session-service.ts';
 
 /** A start-up problem the operator must fix; the CLI prints its message as one line and exits 1. */
 export class StartupError extends Error {
@@ -42,18 +45,24 @@ export async function startService(config: Config, log: Logger, options: Service
   await ensureWritableDataDir(config.dataDir);
   const keys = await resolveKeys(config, log);
   let tools: ToolSystem | undefined;
+  let sessions: SessionService | undefined;
   if (options.tools !== false) {
+    let agent: AgentRuntime | undefined;
     try {
       await mkdir(config.workspaceDir, { recursive: true, mode: 0o700 });
-      tools = await startToolSystem({ config, log, env: options.env ?? {}, builtins: builtinTools() });
+      agent = openAgentRuntime({ config, log });
+      tools = await startToolSystem({ config, log, env: options.env ?? {}, builtins: [...builtinTools(), ...agent.builtins] });
+      sessions = agent.start(tools);
     } catch (error) {
+      agent?.abandon();
+      await tools?.close();
       throw new StartupError(`the tool system could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }
   let draining = false;
   let mcpSessions: McpSessions | undefined;
   const app = createApp({
-    config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, isDraining: () => draining,
+    config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, sessions, isDraining: () => draining,
     mcp: { onSessions: (sessions) => { mcpSessions = sessions; } },
   });
 
@@ -87,6 +96,7 @@ export async function startService(config: Config, log: Logger, options: Service
       await closed;
       clearTimeout(timer);
       await mcpClosed;
+      await sessions?.close(); // cancels running turns (their tools too) and closes the store
       await tools?.close();
       log.info({ forced }, 'shut down');
       return { forced };

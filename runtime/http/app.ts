@@ -14,6 +14,7 @@ import { execRoutes } from './routes/exec.ts';
 import { identityRoutes } from './routes/identity.ts';
 import { manualRoutes } from './routes/manuals.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { systemRoutes } from './routes/system.ts';
 import { toolRoutes } from './routes/tools.ts';
 
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     app.route('/v1', execRoutes(deps.tools));
     app.route('/v1', manualRoutes(deps.tools));
   }
+  if (deps.sessions !== undefined) app.route('/v1', sessionRoutes(deps.sessions));
   // MCP (Streamable HTTP): its own auth and body limit, the same keys and registry; 503 without a tool system.
   app.route('/', mcpRoutes(deps, deps.mcp));
 

@@ -6,7 +6,7 @@
  * never a 5xx, with both statuses present.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { INVOKE_KEY, bearer } from '../helpers/app.ts';
+import { ADMIN_KEY, INVOKE_KEY, bearer } from '../helpers/app.ts';
 import { startGate } from './gate.ts';
 import type { Gate } from './gate.ts';
 import { sseReader, startToolApp, toolSource } from './tool-app.ts';
@@ -118,5 +118,13 @@ describe('a flood of simultaneous invokes', () => {
       });
     }
     idle();
+  });
+});
+
+describe('a POST with no body at all', () => {
+  it('is not refused for its missing Content-Type (POST /v1/tools/reload as curl -X POST sends it)', async () => {
+    const response = await fetch(`${url}/v1/tools/reload`, { method: 'POST', headers: bearer(ADMIN_KEY) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ errors: [] });
   });
 });

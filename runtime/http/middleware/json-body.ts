@@ -12,6 +12,9 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json(\s*;|$)/i;
 export const jsonBody = () =>
   createMiddleware<AppEnv>(async function jsonBody(c, next) {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'DELETE' || c.req.raw.body === null) return next();
+    // Node's adapter hands every request a body stream; one that declares no bytes carries none
+    // (e.g. POST /v1/tools/reload), so there is nothing to check.
+    if (c.req.header('content-length') === '0' && c.req.header('content-type') === undefined) return next();
     const type = c.req.header('content-type');
     if (type === undefined || !JSON_TYPE.test(type)) {
       throw new ProblemError('unsupported-media-type', `Expected a JSON body with "Content-Type: application/json", found ${type === undefined ? 'no Content-Type' : JSON.stringify(type)}.`);
