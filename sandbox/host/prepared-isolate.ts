@@ -1,4 +1,4 @@
-import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from './transfer.ts';
+import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from './transfer.ts';
 import type { Doors, GuestFunction } from './transfer.ts';
 
 /**
@@ -26,23 +26,41 @@ const PREPARE_TIMEOUT_MS = 5000;
 const RUNTIME_FILENAME = 'paddock:runtime';
 const runtimeCacheKey = (runtime: { hash: string }): string => `runtime:${runtime.hash}`;
 
+/**
+ * Prepares an isolate in three synchronous steps, yielding to the event loop between them. Each
+ * step runs on this thread, not as a task for the isolate's thread: a hop there and back per
+ * operation (about a dozen here) cost ~25% more CPU per isolate (measured: 4.6-5.4 vs 3.1-4.2 ms
+ * per prepare+dispose). Only trusted code runs (the runtime script and its boot), in at most
+ * ~1.5 ms per step, and a message that arrives meanwhile (a call, an abort) is handled between steps.
+ */
 export async function prepareIsolate(runtime: { code: string; hash: string }, heapMiB: number): Promise<PreparedIsolate> {
+  const steps = preparationSteps(runtime, heapMiB);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function* preparationSteps(runtime: { code: string; hash: string }, heapMiB: number): Generator<void, PreparedIsolate> {
   const isolate = new ivm.Isolate({ memoryLimit: heapMiB });
   try {
-    const context = await isolate.createContext();
-    const script = await compileCached(isolate, runtime.code, RUNTIME_FILENAME, codeCache, runtimeCacheKey(runtime));
-    await script.run(context, { timeout: PREPARE_TIMEOUT_MS });
+    const context = isolate.createContextSync();
+    yield;
+    const script = compileCachedSync(isolate, runtime.code, RUNTIME_FILENAME, codeCache, runtimeCacheKey(runtime));
+    script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
+    yield;
     let attached: Doors | undefined;
     const forward: Doors = {
       request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
       call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
       cancel: (id) => { attached?.cancel(id); },
     };
-    await installDoors(context, forward);
-    await context.eval('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
-    const settle = await takeGuestFunction(context, '__paddock_settle');
-    const invoke = await takeGuestFunction(context, '__paddock_invoke');
-    const abort = await takeGuestFunction(context, '__paddock_abort');
+    installDoorsSync(context, forward);
+    context.evalSync('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
+    const settle = takeGuestFunctionSync(context, '__paddock_settle');
+    const invoke = takeGuestFunctionSync(context, '__paddock_invoke');
+    const abort = takeGuestFunctionSync(context, '__paddock_abort');
     let used = false;
     return {
       isolate, context, heapMiB, runtimeHash: runtime.hash, settle, invoke, abort,
