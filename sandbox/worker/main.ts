@@ -1,5 +1,6 @@
 /**
- * A sandbox worker process: runs isolates for the coordinator, never in the coordinator's process.
+ * A sandbox worker process (started through ./entry.ts): runs isolates for the coordinator, never
+ * in the coordinator's process.
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
@@ -116,7 +117,7 @@ process.on('message', (message: ToWorker) => {
         if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
         send({ type: 'ready' });
         // Off the start-up path: the net capability (undici), then the compiled modules to the
-        // supervisor's compile cache (NODE_COMPILE_CACHE), so the next worker loads them faster. A
+        // supervisor's compile cache (./entry.ts), so the next worker loads them faster. A
         // worker is killed, never exits on its own: Node would flush only at exit.
         setTimeout(() => {
           loadFetchCapability().then(() => { flushCompileCache(); }, () => undefined);
