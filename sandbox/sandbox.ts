@@ -22,6 +22,8 @@ export interface SandboxOptions {
   callsPerWorker?: number | undefined;
   rssLimitMiB?: number | undefined;
   warmIsolates?: number | undefined;
+  /** Prepare isolates from a startup snapshot of the runtime (sandbox/pool/worker-pool.ts). @defaultValue true */
+  snapshot?: boolean | undefined;
   onEvent?: ((event: PoolEvent) => void) | undefined;
 }
 
@@ -118,6 +120,7 @@ export class Sandbox {
       ...(options.workers === undefined ? {} : { size: options.workers }),
       ...(options.callsPerWorker === undefined ? {} : { callsPerWorker: options.callsPerWorker }),
       ...(options.rssLimitMiB === undefined ? {} : { rssLimitMiB: options.rssLimitMiB }),
+      ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     });
   }

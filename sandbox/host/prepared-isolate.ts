@@ -1,5 +1,17 @@
+import { BRIDGE_GLOBALS } from '../protocol.ts';
 import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from './transfer.ts';
 import type { Doors, GuestFunction } from './transfer.ts';
+
+/**
+ * The guest runtime script isolates boot, and once the worker has made and checked one, a startup
+ * snapshot of it (the script already evaluated, its functions already compiled): isolates made from
+ * it skip evaluating the runtime, take ~20% less CPU to prepare and about half the memory.
+ */
+export interface RuntimeSource {
+  readonly code: string;
+  readonly hash: string;
+  readonly snapshot?: ivm.ExternalCopy<ArrayBuffer> | undefined;
+}
 
 /**
  * An isolate with the guest runtime booted and its doors installed, but no call attached yet. The
@@ -33,7 +45,7 @@ const runtimeCacheKey = (runtime: { hash: string }): string => `runtime:${runtim
  * per prepare+dispose). Only trusted code runs (the runtime script and its boot), in at most
  * ~1.5 ms per step, and a message that arrives meanwhile (a call, an abort) is handled between steps.
  */
-export async function prepareIsolate(runtime: { code: string; hash: string }, heapMiB: number): Promise<PreparedIsolate> {
+export async function prepareIsolate(runtime: RuntimeSource, heapMiB: number): Promise<PreparedIsolate> {
   const steps = preparationSteps(runtime, heapMiB);
   for (;;) {
     const step = steps.next();
@@ -42,14 +54,17 @@ export async function prepareIsolate(runtime: { code: string; hash: string }, he
   }
 }
 
-function* preparationSteps(runtime: { code: string; hash: string }, heapMiB: number): Generator<void, PreparedIsolate> {
-  const isolate = new ivm.Isolate({ memoryLimit: heapMiB });
+function* preparationSteps(runtime: RuntimeSource, heapMiB: number): Generator<void, PreparedIsolate> {
+  const { snapshot } = runtime;
+  const isolate = snapshot === undefined ? new ivm.Isolate({ memoryLimit: heapMiB }) : new ivm.Isolate({ memoryLimit: heapMiB, snapshot });
   try {
     const context = isolate.createContextSync();
     yield;
-    const script = compileCachedSync(isolate, runtime.code, RUNTIME_FILENAME, codeCache, runtimeCacheKey(runtime));
-    script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
-    yield;
+    if (snapshot === undefined) {
+      const script = compileCachedSync(isolate, runtime.code, RUNTIME_FILENAME, codeCache, runtimeCacheKey(runtime));
+      script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
+      yield;
+    }
     let attached: Doors | undefined;
     const forward: Doors = {
       request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
@@ -79,6 +94,23 @@ function* preparationSteps(runtime: { code: string; hash: string }, heapMiB: num
 
 const PRIME_MODULE = 'var __paddock_module = { default: function () { return "primed"; } };';
 
+/** Prepares an isolate from `runtime` and runs a trivial call in it; returns the isolate, still alive. */
+async function serveTrivialCall(runtime: RuntimeSource, heapMiB: number): Promise<PreparedIsolate> {
+  const prepared = await prepareIsolate(runtime, heapMiB);
+  const { isolate, context } = prepared;
+  try {
+    prepared.attach({ request: () => refuse('No call is attached.'), call: () => refuse('No call is attached.'), cancel: () => undefined });
+    const module = await isolate.compileScript(PRIME_MODULE, { filename: 'paddock:prime' });
+    await module.run(context, { timeout: PREPARE_TIMEOUT_MS });
+    const result = await prepared.invoke.call([{ kind: 'tool', params: {}, callId: 'prime', sessionId: null }], { timeoutMs: PREPARE_TIMEOUT_MS });
+    if ((result as { content?: unknown } | null)?.content !== 'primed') throw new Error(`the runtime answered a trivial call with ${JSON.stringify(result)}`);
+    return prepared;
+  } catch (error) {
+    if (!isolate.isDisposed) isolate.dispose();
+    throw error;
+  }
+}
+
 /**
  * Fills the runtime's code cache from an isolate that has booted and served one trivial call. A
  * cache made right after compiling holds only the eagerly compiled top level; this one also holds
@@ -86,14 +118,9 @@ const PRIME_MODULE = 'var __paddock_module = { default: function () { return "pr
  * (measured on 2 cores: a call's invoke 0.91 -> 0.67 ms, preparing an isolate 4.4 -> 3.8 ms CPU).
  * Only trusted code runs in that isolate (the runtime and a one-line module), and it is disposed.
  */
-export async function primeRuntimeCodeCache(runtime: { code: string; hash: string }, heapMiB: number): Promise<void> {
-  const prepared = await prepareIsolate(runtime, heapMiB);
-  const { isolate, context } = prepared;
+export async function primeRuntimeCodeCache(runtime: RuntimeSource, heapMiB: number): Promise<void> {
+  const { isolate } = await serveTrivialCall({ code: runtime.code, hash: runtime.hash }, heapMiB);
   try {
-    prepared.attach({ request: () => refuse('No call is attached.'), call: () => refuse('No call is attached.'), cancel: () => undefined });
-    const module = await isolate.compileScript(PRIME_MODULE, { filename: 'paddock:prime' });
-    await module.run(context, { timeout: PREPARE_TIMEOUT_MS });
-    await prepared.invoke.call([{ kind: 'tool', params: {}, callId: 'prime', sessionId: null }], { timeoutMs: PREPARE_TIMEOUT_MS });
     // The same source and name hit this isolate's compilation cache: the script as it is now, inner functions compiled.
     const options: ivm.ScriptInfo = { filename: RUNTIME_FILENAME, produceCachedData: true };
     const again = (await isolate.compileScript(runtime.code, options)) as ivm.Script & ivm.CachedDataResult;
@@ -105,24 +132,63 @@ export async function primeRuntimeCodeCache(runtime: { code: string; hash: strin
 }
 
 /**
+ * Runs in a throwaway context while the snapshot is made (isolated-vm evaluates the runtime in the
+ * snapshot's own context, then again with this in a second one that is not kept): boot and a tool
+ * and an exec call compile the functions on a call's path, and the snapshot keeps their code, not
+ * this context's state.
+ */
+const SNAPSHOT_WARMUP = `
+globalThis.${BRIDGE_GLOBALS.request} = function () { return 0; };
+globalThis.${BRIDGE_GLOBALS.call} = function () { return { ok: true, value: null }; };
+globalThis.${BRIDGE_GLOBALS.cancel} = function () {};
+__paddock_boot();
+globalThis.__paddock_module = { default: function () { return "warm"; } };
+__paddock_invoke({ kind: "tool", params: {}, callId: "warmup", sessionId: null });
+__paddock_invoke({ kind: "exec" });
+`;
+
+/**
+ * A startup snapshot of the runtime, checked: an isolate made from it must boot and serve a trivial
+ * call, or the snapshot is released and this throws (isolated-vm calls createSnapshot
+ * experimental; the caller keeps evaluating the runtime instead). Synchronous for ~20-35 ms.
+ */
+export async function createRuntimeSnapshot(runtime: RuntimeSource, heapMiB: number): Promise<ivm.ExternalCopy<ArrayBuffer>> {
+  const snapshot = ivm.Isolate.createSnapshot([{ code: runtime.code, filename: RUNTIME_FILENAME }], SNAPSHOT_WARMUP);
+  try {
+    const { isolate } = await serveTrivialCall({ code: runtime.code, hash: runtime.hash, snapshot }, heapMiB);
+    isolate.dispose();
+    return snapshot;
+  } catch (error) {
+    snapshot.release();
+    throw error;
+  }
+}
+
+/**
  * Keeps a few prepared isolates ready for calls with the default heap size, so a call skips isolate
  * creation and runtime boot. Taking one never starts work: the owner calls `refill()` once the
  * call's reply is out, so preparing the next isolate (about 4 ms of CPU, part of it synchronous on
  * this thread) never sits on a call's path. Isolates are prepared one at a time.
  */
 export class WarmIsolates {
-  readonly #runtime: { code: string; hash: string };
+  #runtime: RuntimeSource;
   readonly #heapMiB: number;
   readonly #target: number;
   readonly #ready: PreparedIsolate[] = [];
   #filling = false;
   #closed = false;
 
-  constructor(runtime: { code: string; hash: string }, heapMiB: number, target: number) {
+  constructor(runtime: RuntimeSource, heapMiB: number, target: number) {
     this.#runtime = runtime;
     this.#heapMiB = heapMiB;
     this.#target = target;
     this.refill();
+  }
+
+  /** Prepares the next isolates from this source (the same runtime, now with a snapshot); those ready stay. */
+  useRuntime(runtime: RuntimeSource): void {
+    if (runtime.hash !== this.#runtime.hash) throw new Error('the warm pool serves one runtime');
+    this.#runtime = runtime;
   }
 
   /** Prepared isolates waiting for a call. */

@@ -5,7 +5,7 @@ import { MAX_RANDOM_BYTES } from '../protocol.ts';
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, GuestToolResult, SyncOp, SyncOps } from '../protocol.ts';
 import { checkOpArgs } from './op-args.ts';
 import { codeCache, prepareIsolate } from './prepared-isolate.ts';
-import type { PreparedIsolate } from './prepared-isolate.ts';
+import type { PreparedIsolate, RuntimeSource } from './prepared-isolate.ts';
 import { compileCached, compileCachedSync, refuse } from './transfer.ts';
 import type { ivm } from './transfer.ts';
 
@@ -22,8 +22,8 @@ export type InvokeInput =
   | { kind: 'describe' };
 
 export interface IsolateCall {
-  /** The guest runtime script (defines `__paddock_boot`). */
-  runtime: { code: string; hash: string };
+  /** The guest runtime script (defines `__paddock_boot`), and its snapshot once the worker has one. */
+  runtime: RuntimeSource;
   /** The tool module or snippet, bundled as an IIFE that sets `__paddock_module`. */
   bundle: { code: string; hash: string; filename: string };
   /** Keep the bundle's V8 code cache for later calls (not worth it for a one-off exec snippet). @defaultValue true */

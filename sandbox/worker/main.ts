@@ -4,10 +4,11 @@
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
-import { WarmIsolates, codeCache, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
-import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
-import type { AuditRecord } from '../audit.ts';
 import { flushCompileCache } from 'node:module';
+import type { AuditRecord } from '../audit.ts';
+import { WarmIsolates, codeCache, createRuntimeSnapshot, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
+import type { RuntimeSource } from '../host/prepared-isolate.ts';
+import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
 import { bindHandlers, loadFetchCapability } from './bind-handlers.ts';
 import { monotonicMs } from './clock.ts';
 import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messages.ts';
@@ -21,13 +22,17 @@ const send = (message: FromWorker): void => {
   process.send?.(message);
 };
 
-let runtime: { code: string; hash: string } | undefined;
+/** The runtime isolates boot; it gains a snapshot once the worker has made and checked one. */
+let runtime: RuntimeSource | undefined;
 /** Bundle sources by hash, as the supervisor's record for this worker says (sandbox/pool/bundle-cache.ts). */
 const bundles = new Map<string, string>();
 let warm: WarmIsolates | undefined;
 const running = new Map<number, AbortController>();
-/** How long after ready the worker loads undici: its first calls (a replacement's, after a crash) go first. */
-const FETCH_PRELOAD_DELAY_MS = 100;
+/**
+ * How long after ready the worker starts its one-time background work (the runtime snapshot, then
+ * undici): its first calls (a replacement's, after a crash) go first.
+ */
+const BACKGROUND_DELAY_MS = 100;
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
 
@@ -104,10 +109,39 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
   }
 }
 
+/**
+ * One-time work kept off the start-up path: the runtime snapshot (the supervisor hears before and
+ * after, so a worker that dies making it turns snapshots off for its replacements), the net
+ * capability (undici), then the compiled modules to the supervisor's compile cache
+ * (./entry.ts) for the next worker. A worker is killed, never exits on its own, and Node
+ * writes that cache only at exit.
+ */
+async function afterReady(initRuntime: RuntimeSource, heapMiB: number, snapshot: boolean): Promise<void> {
+  if (snapshot) {
+    send({ type: 'snapshot', state: 'creating' });
+    try {
+      const made = await createRuntimeSnapshot(initRuntime, heapMiB);
+      if (runtime?.hash === initRuntime.hash) {
+        runtime = { ...initRuntime, snapshot: made };
+        warm?.useRuntime(runtime);
+      }
+      send({ type: 'snapshot', state: 'ready' });
+    } catch (error) {
+      send({ type: 'snapshot', state: 'failed', message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  try {
+    await loadFetchCapability();
+    flushCompileCache();
+  } catch {
+    // Loaded again on the first fetch, which reports the failure to its call.
+  }
+}
+
 process.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'init': {
-      const { runtime: initRuntime, warm: warmOptions } = message;
+      const { runtime: initRuntime, warm: warmOptions, snapshot } = message;
       runtime = initRuntime;
       warm?.close();
       warm = undefined;
@@ -116,12 +150,7 @@ process.on('message', (message: ToWorker) => {
       primeRuntimeCodeCache(initRuntime, warmOptions.heapMiB).catch(() => undefined).finally(() => {
         if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
         send({ type: 'ready' });
-        // Off the start-up path: the net capability (undici), then the compiled modules to the
-        // supervisor's compile cache (./entry.ts), so the next worker loads them faster. A
-        // worker is killed, never exits on its own: Node would flush only at exit.
-        setTimeout(() => {
-          loadFetchCapability().then(() => { flushCompileCache(); }, () => undefined);
-        }, FETCH_PRELOAD_DELAY_MS);
+        setTimeout(() => { void afterReady(initRuntime, warmOptions.heapMiB, snapshot); }, BACKGROUND_DELAY_MS);
       });
       break;
     }

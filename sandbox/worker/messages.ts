@@ -87,7 +87,8 @@ export interface WireCallRequest extends Omit<CallRequest, 'bundle'> {
 
 /** Coordinator -> worker. */
 export type ToWorker =
-  | { type: 'init'; runtime: { code: string; hash: string }; warm: { heapMiB: number; count: number } }
+  /** `snapshot`: make a startup snapshot of the runtime once ready (off when one killed a worker). */
+  | { type: 'init'; runtime: { code: string; hash: string }; warm: { heapMiB: number; count: number }; snapshot: boolean }
   | { type: 'call'; id: number; request: WireCallRequest }
   | { type: 'abort'; id: number };
 
@@ -99,4 +100,6 @@ export type FromWorker =
   | { type: 'audit'; record: AuditRecord }
   | { type: 'result'; id: number; reply: WorkerReply }
   /** The call named a bundle this worker does not hold (the records disagree): send it again with its code. */
-  | { type: 'need-code'; id: number };
+  | { type: 'need-code'; id: number }
+  /** Around making the runtime snapshot: a worker that dies while `creating` turns snapshots off for later workers. */
+  | { type: 'snapshot'; state: 'creating' | 'ready' | 'failed'; message?: string };

@@ -3,7 +3,7 @@
  * or wall time, heap, output, abort) ends only that call, with its own error kind.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { WarmIsolates, codeCache, prepareIsolate, primeRuntimeCodeCache } from '../../../sandbox/host/prepared-isolate.ts';
+import { WarmIsolates, codeCache, createRuntimeSnapshot, prepareIsolate, primeRuntimeCodeCache } from '../../../sandbox/host/prepared-isolate.ts';
 import { ivm } from '../../../sandbox/host/transfer.ts';
 import { DEFAULT_LIMITS, resolveLimits } from '../../../sandbox/limits.ts';
 import { runInIsolate } from '../../../sandbox/host/run-in-isolate.ts';
@@ -185,5 +185,45 @@ describe('primeRuntimeCodeCache', () => {
       runtime, bundle: fakeBundle('return "after priming";'), input: { kind: 'tool', params: {}, callId: 'p', sessionId: null }, limits, handlers: { async: {}, sync: {} },
     });
     expect(outcome).toMatchObject({ ok: true, value: { content: 'after priming' } });
+  });
+});
+
+describe('createRuntimeSnapshot', () => {
+  const limits = resolveLimits(DEFAULT_LIMITS, { wallTimeMs: 3000 });
+  const call = (runtime: IsolateCall['runtime'], body: string) => runInIsolate({
+    runtime, bundle: fakeBundle(body), input: { kind: 'tool', params: {}, callId: 's', sessionId: null }, limits, handlers: { async: {}, sync: {} },
+  });
+
+  it('makes isolates that boot from it, each fresh: nothing one call leaves reaches the next', async () => {
+    const snapshot = await createRuntimeSnapshot(FAKE_RUNTIME, 32);
+    try {
+      const runtime = { ...FAKE_RUNTIME, snapshot };
+      expect(await call(runtime, 'const before = String(globalThis.leak); globalThis.leak = "set"; Object.prototype.polluted = 1; return before;')).toMatchObject({ ok: true, value: { content: 'undefined' } });
+      expect(await call(runtime, 'return String(globalThis.leak) + "," + String(({}).polluted);')).toMatchObject({ ok: true, value: { content: 'undefined,undefined' } });
+      // The warm-up (a module, a call) ran in a context the snapshot does not keep.
+      const prepared = await prepareIsolate(runtime, 32);
+      expect(prepared.context.evalSync('typeof __paddock_module + "," + typeof __paddock_request + "," + typeof aborted')).toBe('undefined,undefined,undefined');
+      prepared.isolate.dispose();
+      const randoms = await Promise.all([1, 2, 3].map(() => call(runtime, 'return String(Math.random());')));
+      expect(new Set(randoms.map((outcome) => (outcome.ok && 'content' in outcome.value ? outcome.value.content : 'failed'))).size).toBe(3);
+      // Limits hold in snapshot isolates too.
+      expect(await runInIsolate({ runtime, bundle: fakeBundle('for (;;) {}'), input: { kind: 'tool', params: {}, callId: 's', sessionId: null }, limits: resolveLimits(DEFAULT_LIMITS, { cpuTimeMs: 100 }), handlers: { async: {}, sync: {} } }))
+        .toMatchObject({ ok: false, error: { kind: 'timeout' } });
+      const warm = new WarmIsolates(FAKE_RUNTIME, 32, 1);
+      try {
+        warm.useRuntime(runtime);
+        expect(() => { warm.useRuntime({ ...runtime, hash: 'another' }); }).toThrow(/one runtime/);
+      } finally {
+        warm.close();
+      }
+    } finally {
+      snapshot.release();
+    }
+  });
+
+  it('throws for a runtime its isolates cannot serve a call with', async () => {
+    const broken = { hash: 'broken-runtime', code: FAKE_RUNTIME.code.replace('return typeof v === \'string\'', 'return typeof v === \'number\'') };
+    expect(broken.code).not.toBe(FAKE_RUNTIME.code);
+    await expect(createRuntimeSnapshot(broken, 32)).rejects.toThrow(/trivial call/);
   });
 });

@@ -181,6 +181,40 @@ describe('WorkerPool worker start-up', () => {
   });
 });
 
+describe('WorkerPool runtime snapshots', () => {
+  it('turns snapshots off for later workers once one died making it', async () => {
+    const events: PoolEvent[] = [];
+    const small = new WorkerPool({
+      runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, onEvent: (event) => events.push(event),
+      workerEntry: new URL('./fixtures/snapshot-abort-worker.ts', import.meta.url),
+    });
+    try {
+      await vi.waitFor(() => { expect(events.some((event) => event.type === 'snapshot-disabled')).toBe(true); }, { timeout: 10_000 });
+      expect(events.find((event) => event.type === 'snapshot-disabled')).toMatchObject({ reason: expect.stringContaining('died making the runtime snapshot') });
+      await vi.waitFor(async () => {
+        const reply = await small.run({ request: request('') });
+        expect(reply).toMatchObject({ ok: true, value: { content: 'snapshot:false' } });
+      }, { timeout: 10_000 });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('serves calls from snapshot isolates once a worker has made one', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 1 } });
+    try {
+      await small.ready();
+      // The snapshot is made shortly after ready; calls before, during and after it all work.
+      for (let index = 0; index < 20; index++) {
+        expect(await small.run({ request: request('return String(globalThis.leak ?? "clean") + (globalThis.leak = "dirty", "");') })).toMatchObject({ ok: true, value: { content: 'clean' } });
+        await new Promise((resolve) => setTimeout(resolve, 15));
+      }
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('WorkerPool memory ceiling', () => {
   it('kills a worker whose resident memory passes the ceiling; its call fails as crashed', async () => {
     const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, rssLimitMiB: 300, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
