@@ -162,6 +162,11 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
       if (handler === undefined) refuse(`Unknown host operation "${op}".`);
       const mismatch = checkOpArgs(op, args);
       if (mismatch !== undefined) refuse(mismatch);
+      // Capability ops (env, cwd) are checked and audited on the host: a loop of them is bounded
+      // like any other host operation. Logs are bounded by the output limit, random bytes cost nothing.
+      if (op !== 'log' && op !== 'randomBytes' && ++opsStarted > limits.maxHostOps) {
+        refuse(`The call started more than ${limits.maxHostOps} host operations.`);
+      }
       try {
         return { ok: true, value: (handler as (args: unknown) => unknown)(args) };
       } catch (error) {
@@ -207,6 +212,7 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   else call.signal?.addEventListener('abort', onAbort, { once: true });
 
   prepared.attach(doors);
+  const workStarted = performance.now();
   const work = (async (): Promise<unknown> => {
     const bundle = await compileBundle(isolate, call);
     lap('compile');
@@ -220,15 +226,22 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   try {
     const raced = await Promise.race([work.then((value) => ({ value })), endedEarly.then((error) => ({ error }))]);
     if ('error' in raced) return { ok: false, error: raced.error, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
-    const outcome = interpretGuestValue(raced.value);
+    const interpreted = interpretGuestValue(raced.value);
+    // The guest settling with its AbortError after an abort is the abort, not a tool error.
+    const outcome = !interpreted.ok && call.signal?.aborted === true
+      ? { ok: false as const, error: new CallError('aborted', 'The call was aborted.') }
+      : interpreted;
     if (outcome.ok) countOutput(Buffer.byteLength(JSON.stringify(outcome.value)), 'the result');
+    else countOutput(Buffer.byteLength(outcome.error.message) + Buffer.byteLength(String(outcome.error.details['name'] ?? '')), 'the error');
     lap('finish');
     // A limit may have been crossed while the result was on its way out (output, or a timer that fired).
     const late = endedWith();
     if (late !== undefined) return { ok: false, error: late, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
     return { ...outcome, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
   } catch (error) {
-    return { ok: false, error: ended ?? classifyIsolateFailure(error, isolate, limits), cpuMs: cpuMs(isolate, baselineCpuNs), phases };
+    const failure = ended ?? classifyIsolateFailure(error, isolate, limits, performance.now() - workStarted);
+    if (failure.kind === 'tool_error') countOutput(Buffer.byteLength(failure.message), 'the error');
+    return { ok: false, error: endedWith() ?? failure, cpuMs: cpuMs(isolate, baselineCpuNs), phases };
   } finally {
     closed = true;
     clearTimeout(wallTimer);
@@ -294,16 +307,22 @@ function interpretGuestValue(value: unknown): { ok: true; value: GuestToolResult
   return { ok: false, error: new CallError('tool_error', 'The guest runtime returned a malformed result.', { name: 'Error' }) };
 }
 
-/** Errors from isolated-vm when the isolate itself failed (heap limit, a script that could not run). */
-function classifyIsolateFailure(error: unknown, isolate: ivm.Isolate, limits: Readonly<CallLimits>): CallError {
-  const message = error instanceof Error ? error.message : String(error);
-  if (/memory limit/i.test(message) || (isolate.isDisposed && /disposed/i.test(message))) {
+/**
+ * Errors from isolated-vm when the isolate itself failed (heap limit, a script that ran out of
+ * time) or the guest's own throw reached the host (its module's top level, an unhandled rejection).
+ * Decided by the isolate's state and the clock, never by the message, which the guest may write.
+ */
+function classifyIsolateFailure(error: unknown, isolate: ivm.Isolate, limits: Readonly<CallLimits>, elapsedMs: number): CallError {
+  // Only isolated-vm disposes an isolate mid-call (we dispose after the outcome): it hit its heap limit.
+  if (isolate.isDisposed) {
     return new CallError('memory_limit', `The call exceeded its heap limit of ${limits.heapMiB} MiB.`, { limitMiB: limits.heapMiB });
   }
-  if (/Script execution timed out/i.test(message)) {
+  if (elapsedMs >= limits.wallTimeMs) {
     return new CallError('timeout', `The call exceeded its wall-time limit of ${limits.wallTimeMs} ms.`, { clock: 'wall', limitMs: limits.wallTimeMs });
   }
-  // A SyntaxError or a throw while the module's top level ran: the guest's own error, message only.
+  const message = error instanceof Error ? error.message : String(error);
+  // isolated-vm's description of a thrown non-Error names the library: say it plainly instead.
+  if (/within isolated-vm/.test(message)) return new CallError('tool_error', 'The tool threw a value that is not an Error.', { name: 'Error' });
   const name = error instanceof Error ? error.name : 'Error';
   return new CallError('tool_error', firstLine(message), { name });
 }

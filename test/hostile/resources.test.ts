@@ -130,11 +130,11 @@ describe('timer and host-operation floods', () => {
     await expectNextCallWorks(h);
   });
 
-  // OPEN VULNERABILITY (sandbox/host/run-in-isolate.ts, doors.call): maxHostOps counts only asynchronous host
+  // Was an open vulnerability, now fixed (sandbox/host/run-in-isolate.ts, doors.call): maxHostOps counts only asynchronous host
   // operations. Synchronous ones (Deno.env.get/has, Deno.cwd, crypto random bytes) are unbounded, and each env denial
   // writes an audit record: a loop of denied Deno.env.get calls writes ~12,000 audit records a second until the wall
   // limit (about 120,000 per call with the default 10 s), where an asynchronous loop stops at maxHostOps.
-  it.fails('synchronous host operations count against the host-operation cap too (no audit flood)', async () => {
+  it('synchronous host operations count against the host-operation cap too (no audit flood)', async () => {
     const before = h.audit.length;
     expectFailure(await h.exec(`
       for (let i = 0; i < 1000; i++) {

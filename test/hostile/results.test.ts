@@ -140,11 +140,11 @@ describe('thrown values', () => {
     await expectNextCallWorks(h);
   });
 
-  // OPEN VULNERABILITY (sandbox/host/run-in-isolate.ts, classifyIsolateFailure): an error that reaches the host as
+  // Was an open vulnerability, now fixed (sandbox/host/run-in-isolate.ts, classifyIsolateFailure): an error that reaches the host as
   // an isolated-vm exception (an unhandled rejection, a throw at a tool module's top level) is classified by matching
   // its guest-written message, so a tool forges the sandbox's own limit errors: `memory limit` reads as
   // `memory_limit`, `Script execution timed out` as `timeout`.
-  it.fails('a tool cannot forge a memory_limit or timeout outcome through an error message', async () => {
+  it('a tool cannot forge a memory_limit or timeout outcome through an error message', async () => {
     expectFailure(await h.exec(`Promise.reject(new Error('Isolate was disposed during execution due to memory limit')); return 1;`), {
       kind: 'tool_error', name: 'Error', message: 'Isolate was disposed during execution due to memory limit',
     });
@@ -153,9 +153,9 @@ describe('thrown values', () => {
     });
   });
 
-  // OPEN (sandbox/host/run-in-isolate.ts): a non-Error rejection reaches the caller with isolated-vm's own message,
+  // Was open, now fixed (sandbox/host/run-in-isolate.ts): a non-Error rejection reaches the caller with isolated-vm's own message,
   // naming the isolation library ("An object was thrown from supplied code within isolated-vm, but ...").
-  it.fails('an unhandled non-Error rejection is described without naming the host\'s internals', async () => {
+  it('an unhandled non-Error rejection is described without naming the host\'s internals', async () => {
     const outcome = await h.exec(`Promise.reject(Symbol('s')); return 1;`);
     expect(outcome.ok ? null : outcome.error.kind).toBe('tool_error');
     expectNothingLeaked(outcome);
@@ -194,11 +194,11 @@ describe('output past the limit', () => {
     await expectNextCallWorks(h);
   });
 
-  // OPEN VULNERABILITY (sandbox/host/run-in-isolate.ts): an error's name and message are never counted against
+  // Was an open vulnerability, now fixed (sandbox/host/run-in-isolate.ts): an error's name and message are never counted against
   // maxOutputBytes (only results, logs and updates are), so a tool sends the caller a message as large as its heap
   // allows: here 200 kB through a 10 kB limit; with the default 64 MiB heap, tens of MB per call into the coordinator.
   // The same holds for unhandled rejections and throws at a module's top level.
-  it.fails('a huge error message is output_limit too', async () => {
+  it('a huge error message is output_limit too', async () => {
     expectFailure(await h.exec(`throw new Error('m'.repeat(200_000));`, { limits: OUTPUT }), outputLimit('the error'));
   });
 });
