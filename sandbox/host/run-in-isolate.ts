@@ -232,7 +232,7 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
       ? { ok: false as const, error: new CallError('aborted', 'The call was aborted.') }
       : interpreted;
     if (outcome.ok) countOutput(Buffer.byteLength(JSON.stringify(outcome.value)), 'the result');
-    else countOutput(Buffer.byteLength(outcome.error.message) + Buffer.byteLength(String(outcome.error.details['name'] ?? '')), 'the error');
+    else countOutput(Buffer.byteLength(outcome.error.message) + Buffer.byteLength(JSON.stringify(outcome.error.details)), 'the error');
     lap('finish');
     // A limit may have been crossed while the result was on its way out (output, or a timer that fired).
     const late = endedWith();
