@@ -40,7 +40,7 @@ import { codeCache, prepareIsolate } from '../sandbox/host/prepared-isolate.ts';
 import type { PreparedIsolate } from '../sandbox/host/prepared-isolate.ts';
 import { runInIsolate } from '../sandbox/host/run-in-isolate.ts';
 import type { IsolateOutcome } from '../sandbox/host/run-in-isolate.ts';
-import { compileCached, installDoors, ivm, refuse, takeGuestFunction } from '../sandbox/host/transfer.ts';
+import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from '../sandbox/host/transfer.ts';
 import type { Doors } from '../sandbox/host/transfer.ts';
 import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { startSandbox } from '../sandbox/sandbox.ts';
@@ -314,7 +314,7 @@ type IsolateSource = { kind: 'eval'; runtime: Runtime } | { kind: 'snapshot'; ru
  * able to start from a startup snapshot instead of evaluating the runtime script: the snapshot
  * already holds the evaluated runtime, so only the doors and boot (which captures them) remain.
  */
-async function prepareStepwise(source: IsolateSource, heapMiB: number): Promise<{ prepared: PreparedIsolate; steps: Record<string, number> }> {
+function prepareStepwise(source: IsolateSource, heapMiB: number): { prepared: PreparedIsolate; steps: Record<string, number> } {
   const steps: Record<string, number> = {};
   let mark = performance.now();
   const lap = (name: string): void => {
@@ -327,12 +327,13 @@ async function prepareStepwise(source: IsolateSource, heapMiB: number): Promise<
     : new ivm.Isolate({ memoryLimit: heapMiB });
   lap('create isolate');
   try {
-    const context = await isolate.createContext();
+    // The synchronous calls prepareIsolate makes (sandbox/host/prepared-isolate.ts), step by step.
+    const context = isolate.createContextSync();
     lap('create context');
     if (source.kind === 'eval') {
-      const script = await compileCached(isolate, source.runtime.code, 'paddock:runtime', codeCache, `runtime:${source.runtime.hash}`);
+      const script = compileCachedSync(isolate, source.runtime.code, 'paddock:runtime', codeCache, `runtime:${source.runtime.hash}`);
       lap('compile runtime (code cache)');
-      await script.run(context, { timeout: PREPARE_TIMEOUT_MS });
+      script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
       lap('run runtime script');
     }
     let attached: Doors | undefined;
@@ -341,13 +342,13 @@ async function prepareStepwise(source: IsolateSource, heapMiB: number): Promise<
       call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
       cancel: (id) => { attached?.cancel(id); },
     };
-    await installDoors(context, forward);
+    installDoorsSync(context, forward);
     lap('install doors');
-    await context.eval('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
+    context.evalSync('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
     lap('boot (Web APIs, Deno)');
-    const settle = await takeGuestFunction(context, '__paddock_settle');
-    const invoke = await takeGuestFunction(context, '__paddock_invoke');
-    const abort = await takeGuestFunction(context, '__paddock_abort');
+    const settle = takeGuestFunctionSync(context, '__paddock_settle');
+    const invoke = takeGuestFunctionSync(context, '__paddock_invoke');
+    const abort = takeGuestFunctionSync(context, '__paddock_abort');
     lap('take entry functions');
     let used = false;
     const prepared: PreparedIsolate = {
@@ -499,7 +500,7 @@ async function benchInWorker(runtime: Runtime, tool: ToolUnderTest, options: Ben
   };
   /** Prepares with the source's steps timed, then either disposes (timed) or runs a call on it. */
   const prepareVariant = async (name: string, source: IsolateSource, key: keyof InWorkerResult['stepNames'], thenCall: boolean): Promise<void> => {
-    const timed = await measure(() => prepareStepwise(source, heapMiB));
+    const timed = await measure(() => Promise.resolve(prepareStepwise(source, heapMiB)));
     const { prepared, steps } = timed.value;
     samples.add(`${name}: prepare`, timed.wallMs);
     samples.add(`${name}: prepare cpu`, timed.cpuMs);
@@ -539,12 +540,13 @@ async function benchInWorker(runtime: Runtime, tool: ToolUnderTest, options: Ben
     variants.push(['steps: snapshot, warmed', () => prepareVariant('steps: snapshot, warmed', warmedSource, 'snapshotWarmed', false)]);
   }
   // Pools of 2 (the sandbox default), as a worker uses them: the call takes an isolate while the
-  // pool refills in the background, at take (WarmIsolates today) or once the call has ended.
+  // pool refills in the background, at take (WarmIsolates before this series) or once the call has
+  // ended (WarmIsolates now: the worker refills after the reply).
   const snapshotForPool = warmedSource ?? sources.snapshot ?? refuse('no snapshot');
   const pools: { name: string; pool: BenchPool; refillAt: 'take' | 'after' }[] = [
     { name: 'pool: eval, refill at take', pool: new BenchPool(() => prepareIsolate(runtime, heapMiB), 2), refillAt: 'take' },
     { name: 'pool: eval, refill after call', pool: new BenchPool(() => prepareIsolate(runtime, heapMiB), 2), refillAt: 'after' },
-    { name: 'pool: snapshot, refill at take', pool: new BenchPool(async () => (await prepareStepwise(snapshotForPool, heapMiB)).prepared, 2), refillAt: 'take' },
+    { name: 'pool: snapshot, refill at take', pool: new BenchPool(() => Promise.resolve(prepareStepwise(snapshotForPool, heapMiB).prepared), 2), refillAt: 'take' },
   ];
   for (const { name, pool, refillAt } of pools) {
     variants.push([name, async () => {
@@ -1151,7 +1153,7 @@ function verdictOf(inWorker: InWorkerResult, cores: number): Verdict {
       + (Number.isFinite(callOnPreparedMs.snapshotWarmed) ? ` / ${fmt(callOnPreparedMs.snapshotWarmed)} ms (warmed snapshot)` : ''),
     `isolate supply ceiling on ${cores} core(s): cold ${fmt(supplyCeilingCallsPerSec.cold, 0)}, warm pool ${fmt(supplyCeilingCallsPerSec.eval, 0)}, snapshot ${fmt(supplyCeilingCallsPerSec.snapshot, 0)}`
       + (Number.isFinite(supplyCeilingCallsPerSec.snapshotWarmed) ? `, warmed snapshot ${fmt(supplyCeilingCallsPerSec.snapshotWarmed, 0)}` : '') + ' calls/s',
-    `with a pool of 2 a call takes ${fmt(poolCallMs.refillAtTake)} ms when the refill starts at take (WarmIsolates today), ${fmt(poolCallMs.refillAfterCall)} ms when it starts after the call, `
+    `with a pool of 2 a call takes ${fmt(poolCallMs.refillAtTake)} ms when the refill starts at take (the old WarmIsolates), ${fmt(poolCallMs.refillAfterCall)} ms when it starts after the call (now), `
       + `${fmt(poolCallMs.snapshotRefillAtTake)} ms from a snapshot pool refilled at take (the pool hides creation latency, not its CPU)`,
     !snapshotBeatsWarmPool
       ? `=> a startup snapshot does not beat warm pool + code cache (supply ${fmt(gain)}x, call ${callPenalty >= 0 ? '+' : ''}${fmt(callPenalty)} ms); keep the current path`
@@ -1210,8 +1212,8 @@ function printReport(machine: Machine, options: BenchOptions, parts: ReportParts
     rows.push(row('call on prepared isolate (warm pool): compile+run+dispose', 'warm: call', 'warm: call cpu'));
     rows.push(row('call on snapshot-prepared isolate', 'snapshot: call', 'snapshot: call cpu'));
     if (s.has('snapshot, warmed: call')) rows.push(row('call on warmed-snapshot-prepared isolate', 'snapshot, warmed: call', 'snapshot, warmed: call cpu'));
-    rows.push(row('pool of 2, refill starts at take (WarmIsolates today): call', 'pool: eval, refill at take: call', 'pool: eval, refill at take: call cpu'));
-    rows.push(row('pool of 2, refill after the call ends: call', 'pool: eval, refill after call: call', 'pool: eval, refill after call: call cpu'));
+    rows.push(row('pool of 2, refill starts at take (the old WarmIsolates): call', 'pool: eval, refill at take: call', 'pool: eval, refill at take: call cpu'));
+    rows.push(row('pool of 2, refill after the call ends (WarmIsolates now): call', 'pool: eval, refill after call: call', 'pool: eval, refill after call: call cpu'));
     rows.push(row(`pool of 2 from ${s.has('snapshot, warmed: call') ? 'warmed ' : ''}snapshot, refill at take: call`, 'pool: snapshot, refill at take: call', 'pool: snapshot, refill at take: call cpu'));
     rows.push(row(`createSnapshot of the runtime (once per worker; ${fmt(inWorker.snapshotBytes / 1048576, 1)} MiB)`, 'createSnapshot'));
     if (s.has('createSnapshot (warm-up)')) rows.push(row('createSnapshot with warm-up script', 'createSnapshot (warm-up)'));
