@@ -130,6 +130,18 @@ describe('WorkerPool bundle cache', () => {
     }
   });
 
+  it('sends the code again when a worker says it lacks a bundle it should hold', async () => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, workerEntry: new URL('./fixtures/forgetful-worker.ts', import.meta.url) });
+    try {
+      await small.ready();
+      const a = fakeBundle('return "A";');
+      expect(await small.run({ request: named(a, a.code) })).toMatchObject({ ok: true, value: { content: 'code after 0 request(s)' } });
+      expect(await small.run({ request: named(a, a.code) })).toMatchObject({ ok: true, value: { content: 'code after 1 request(s)' } });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('always sends an exec snippet, never holding it', async () => {
     const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
     try {
