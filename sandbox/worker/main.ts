@@ -111,8 +111,8 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
 
 /**
  * One-time work kept off the start-up path: the runtime snapshot (the supervisor hears before and
- * after, so a worker that dies making it turns snapshots off for its replacements), the net
- * capability (undici), then the compiled modules to the supervisor's compile cache
+ * after, so a worker that dies making it turns snapshots off for its replacements), node:crypto and
+ * the net capability (undici), then the compiled modules to the supervisor's compile cache
  * (./entry.ts) for the next worker. A worker is killed, never exits on its own, and Node
  * writes that cache only at exit.
  */
@@ -131,6 +131,8 @@ async function afterReady(initRuntime: RuntimeSource, heapMiB: number, snapshot:
     }
   }
   try {
+    // Touching the Web Crypto global loads node:crypto (the randomBytes op's), off a call's path.
+    crypto.getRandomValues(new Uint8Array(1));
     await loadFetchCapability();
     flushCompileCache();
   } catch {
