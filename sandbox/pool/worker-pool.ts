@@ -96,6 +96,10 @@ export class WorkerPool {
    * ~150 ms sooner. Undefined if it could not be created.
    */
   readonly #compileCache: string | undefined;
+  /** Removes the compile cache if the process exits without close() (a CLI run that just ends). */
+  readonly #removeCompileCache = (): void => {
+    if (this.#compileCache !== undefined) rmSync(this.#compileCache, { recursive: true, force: true });
+  };
   #nextId = 1;
   /** Whether new workers make a runtime snapshot; off for good once making one failed or killed a worker. */
   #snapshots: boolean;
@@ -117,6 +121,7 @@ export class WorkerPool {
     };
     this.#snapshots = this.#options.snapshot;
     this.#compileCache = privateFolder('paddock-worker-compile-cache-');
+    if (this.#compileCache !== undefined) process.once('exit', this.#removeCompileCache);
     for (let index = 0; index < this.#options.size; index++) this.#workers.push(this.#spawn());
     this.#watch = setInterval(() => { void this.#inspect(); }, WATCH_INTERVAL_MS);
     this.#watch.unref();
@@ -156,7 +161,8 @@ export class WorkerPool {
       worker.process.kill('SIGKILL');
       await exited;
     }));
-    if (this.#compileCache !== undefined) rmSync(this.#compileCache, { recursive: true, force: true });
+    process.removeListener('exit', this.#removeCompileCache);
+    this.#removeCompileCache();
   }
 
   #dispatch(): void {

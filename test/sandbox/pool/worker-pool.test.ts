@@ -3,6 +3,7 @@
  * running (kind `crashed`, not retried); a worker that stops answering past a call's wall limit is
  * killed (that call: `timeout`); the pool replaces workers and keeps answering.
  */
+import { spawn } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -190,6 +191,32 @@ describe('WorkerPool worker start-up', () => {
       await small.close();
     }
     await expect(stat(folder!)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('WorkerPool compile cache at exit', () => {
+  it('is removed when the process exits without closing the pool', async () => {
+    const poolModule = new URL('../../../sandbox/pool/worker-pool.ts', import.meta.url).href;
+    const runtimeModule = new URL('../host/fake-runtime.ts', import.meta.url).href;
+    const script = `
+      import { readFileSync } from 'node:fs';
+      const { WorkerPool } = await import(${JSON.stringify(poolModule)});
+      const { FAKE_RUNTIME } = await import(${JSON.stringify(runtimeModule)});
+      const pool = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+      await pool.ready();
+      const args = readFileSync('/proc/' + pool.pids()[0] + '/cmdline', 'utf8').split('\\0').filter(Boolean);
+      process.stdout.write(args.at(-1));
+      process.exit(0);
+    `;
+    const folder = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--no-node-snapshot', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+      child.once('error', reject);
+      child.once('close', (code) => { if (code === 0) resolve(stdout); else reject(new Error(`exit ${String(code)}`)); });
+    });
+    expect(folder.startsWith(path.join(tmpdir(), 'paddock-worker-compile-cache-'))).toBe(true);
+    await expect(stat(folder)).rejects.toThrow(/ENOENT/);
   });
 });
 
