@@ -46,10 +46,11 @@ import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { startSandbox } from '../sandbox/sandbox.ts';
 import type { Sandbox, ToolOutcome } from '../sandbox/sandbox.ts';
 import { bindHandlers } from '../sandbox/worker/bind-handlers.ts';
+import { denoBinary } from './deno-binary.ts';
 import type { CallRequest, WireGrant } from '../sandbox/worker/messages.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const DENO = path.join(ROOT, 'node_modules', '.bin', 'deno');
+const DENO = denoBinary();
 /** Flags the issue compares against: no config, lock file, remote or npm resolution. */
 const DENO_RUN_FLAGS = ['run', '--no-config', '--no-lock', '--no-remote', '--no-npm', '--no-prompt', '--quiet'];
 const CONCURRENCY = [1, 2, 4, 8] as const;

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UsageError, denoFlags, parseRunArgs } from '../runtime/cli/run-args.ts';
+import { denoBinary } from './deno-binary.ts';
 
-const DENO = path.join(import.meta.dirname, '..', 'node_modules', '.bin', 'deno');
+const DENO = denoBinary();
 
 /** The harness Deno runs. The tool is imported through a literal specifier, so Deno needs no read grant for it. */
 function harness(toolUrl: string, params: unknown): string {

@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { denoBinary } from '../../../scripts/deno-binary.ts';
 import { bindEnv } from '../../../sandbox/capabilities/env.ts';
 import { bindFs } from '../../../sandbox/capabilities/fs.ts';
 import { GuestError } from '../../../sandbox/errors.ts';
@@ -20,7 +21,7 @@ import type { PermissionDescriptor } from '../../../sandbox/protocol.ts';
 import { IDENTITY, makeWorkspace, recordingSink } from './fixtures.ts';
 import type { Workspace } from './fixtures.ts';
 
-const DENO = path.resolve(import.meta.dirname, '../../../node_modules/.bin/deno');
+const DENO = denoBinary();
 const SECRETS = { FOO: 'foo-value', AWS_KEY: 'aws-value', OTHER: 'other-value' };
 
 type Outcome = { ok: unknown } | { error: [name: string, message: string] };

@@ -1,14 +1,14 @@
 /**
- * Runs a snippet under the real Deno 2 that the project pins (node_modules/.bin/deno), so guest
+ * Runs a snippet under the real Deno 2 that the project pins (scripts/deno-binary.ts), so guest
  * behaviour can be compared with Deno's own where the semantics are subtle.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { denoBinary } from '../../../../scripts/deno-binary.ts';
 
-const DENO = fileURLToPath(new URL('../../../../node_modules/.bin/deno', import.meta.url));
+const DENO = denoBinary();
 
 /** Runs `source` as a module with no permissions and returns its stdout. */
 export async function runDeno(source: string): Promise<string> {
