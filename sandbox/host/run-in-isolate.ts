@@ -40,6 +40,12 @@ export interface IsolateCall {
    * its guest may still be running. Without it, every isolate is disposed before runInIsolate returns.
    */
   deferDispose?: ((dispose: () => void) => void) | undefined;
+  /**
+   * Told when the guest turns idle (its isolate spent under half the last CPU poll's window running:
+   * it awaits host operations or timers) or busy again. A call starts busy; nothing is told after
+   * the outcome. Lets the worker's supervisor count only calls that compete for CPU.
+   */
+  onBusyChange?: ((busy: boolean) => void) | undefined;
 }
 
 /** Where the call's time went (ms); phases the call never reached stay 0. */
@@ -195,12 +201,17 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
     sampledCpuNs = cpu;
     sampledAt = now;
   };
+  let reportedBusy = true;
   const cpuTimer = setInterval(() => {
     if (isolate.isDisposed) return;
     if (isolate.cpuTime > cpuLimitNs) {
       end(new CallError('timeout', `The call exceeded its CPU-time limit of ${limits.cpuTimeMs} ms.`, { clock: 'cpu', limitMs: limits.cpuTimeMs }));
     }
     sampleBusy();
+    if (busy !== reportedBusy && ended === undefined) {
+      reportedBusy = busy;
+      call.onBusyChange?.(busy);
+    }
   }, CPU_POLL_MS);
   const onAbort = (): void => {
     abortGuest.fire(['The call was aborted.']);
