@@ -1,4 +1,4 @@
-import { BRIDGE_GLOBALS } from '../protocol.ts';
+import { RUNTIME_WARMUP } from './runtime-warmup.ts';
 import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from './transfer.ts';
 import type { Doors, GuestFunction } from './transfer.ts';
 
@@ -112,15 +112,20 @@ async function serveTrivialCall(runtime: RuntimeSource, heapMiB: number): Promis
 }
 
 /**
- * Fills the runtime's code cache from an isolate that has booted and served one trivial call. A
- * cache made right after compiling holds only the eagerly compiled top level; this one also holds
- * every function boot and a call went through, so later isolates skip compiling them lazily
- * (measured on 2 cores: a call's invoke 0.91 -> 0.67 ms, preparing an isolate 4.4 -> 3.8 ms CPU).
- * Only trusted code runs in that isolate (the runtime and a one-line module), and it is disposed.
+ * Fills the runtime's code cache from an isolate that has booted and served one trivial call, then
+ * ran the warm-up workload (./runtime-warmup.ts) in a second context. A cache made right after
+ * compiling holds only the eagerly compiled top level; this one also holds every function boot and
+ * common calls go through, so later isolates skip compiling them lazily (measured on 2 cores: a
+ * call's invoke 0.91 -> 0.67 ms, preparing an isolate 4.4 -> 3.8 ms CPU). Only trusted code runs in
+ * that isolate (the runtime, the warm-up and a one-line module), and it is disposed.
  */
 export async function primeRuntimeCodeCache(runtime: RuntimeSource, heapMiB: number): Promise<void> {
   const { isolate } = await serveTrivialCall({ code: runtime.code, hash: runtime.hash }, heapMiB);
   try {
+    // The same source in the same isolate shares compiled functions across contexts.
+    const warmContext = await isolate.createContext();
+    await (await isolate.compileScript(runtime.code, { filename: RUNTIME_FILENAME })).run(warmContext, { timeout: PREPARE_TIMEOUT_MS });
+    await warmContext.eval(RUNTIME_WARMUP, { timeout: PREPARE_TIMEOUT_MS });
     // The same source and name hit this isolate's compilation cache: the script as it is now, inner functions compiled.
     const options: ivm.ScriptInfo = { filename: RUNTIME_FILENAME, produceCachedData: true };
     const again = (await isolate.compileScript(runtime.code, options)) as ivm.Script & ivm.CachedDataResult;
@@ -132,28 +137,12 @@ export async function primeRuntimeCodeCache(runtime: RuntimeSource, heapMiB: num
 }
 
 /**
- * Runs in a throwaway context while the snapshot is made (isolated-vm evaluates the runtime in the
- * snapshot's own context, then again with this in a second one that is not kept): boot and a tool
- * and an exec call compile the functions on a call's path, and the snapshot keeps their code, not
- * this context's state.
- */
-const SNAPSHOT_WARMUP = `
-globalThis.${BRIDGE_GLOBALS.request} = function () { return 0; };
-globalThis.${BRIDGE_GLOBALS.call} = function () { return { ok: true, value: null }; };
-globalThis.${BRIDGE_GLOBALS.cancel} = function () {};
-__paddock_boot();
-globalThis.__paddock_module = { default: function () { return "warm"; } };
-__paddock_invoke({ kind: "tool", params: {}, callId: "warmup", sessionId: null });
-__paddock_invoke({ kind: "exec" });
-`;
-
-/**
  * A startup snapshot of the runtime, checked: an isolate made from it must boot and serve a trivial
  * call, or the snapshot is released and this throws (isolated-vm calls createSnapshot
  * experimental; the caller keeps evaluating the runtime instead). Synchronous for ~20-35 ms.
  */
 export async function createRuntimeSnapshot(runtime: RuntimeSource, heapMiB: number): Promise<ivm.ExternalCopy<ArrayBuffer>> {
-  const snapshot = ivm.Isolate.createSnapshot([{ code: runtime.code, filename: RUNTIME_FILENAME }], SNAPSHOT_WARMUP);
+  const snapshot = ivm.Isolate.createSnapshot([{ code: runtime.code, filename: RUNTIME_FILENAME }], RUNTIME_WARMUP);
   try {
     const { isolate } = await serveTrivialCall({ code: runtime.code, hash: runtime.hash, snapshot }, heapMiB);
     isolate.dispose();
