@@ -1,6 +1,6 @@
 /**
  * What happens during a run, in order, as a discriminated union with noun-verb names. The wire
- * names (SSE) live in one mapper, runtime/http/agent-sse.ts; nothing else knows them.
+ * names (SSE) live in one mapper, runtime/http/sse.ts; nothing else knows them.
  */
 
 export type RunEndReason = 'answered' | 'step-limit' | 'terminated' | 'cancelled';

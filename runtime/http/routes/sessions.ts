@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import type { AgentEvent } from '../../agent/events.ts';
 import { SessionBusyError, SessionNotFoundError, UnknownProfileError } from '../../sessions/session-service.ts';
 import type { RunResult, SessionService } from '../../sessions/session-service.ts';
-import { agentEventToSse, describeAgentSse } from '../agent-sse.ts';
+import { agentEventToSse, describeAgentSse } from '../sse.ts';
 import type { AppEnv } from '../env.ts';
 import { requireScope } from '../middleware/auth.ts';
 import { ProblemError } from '../problem.ts';
