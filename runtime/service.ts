@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { KeyStore, loadOrCreateGeneratedKey } from './auth/keys.ts';
 import type { Config } from './config/schema.ts';
+import { freezeConfig } from './config/load.ts';
 import { createApp } from './http/app.ts';
 import { listen } from './http/listen.ts';
 import type { Logger } from './observability/logger.ts';
@@ -41,7 +42,8 @@ export interface ServiceOptions {
   tools?: boolean;
 }
 
-export async function startService(config: Config, log: Logger, options: ServiceOptions = {}): Promise<RunningService> {
+export async function startService(given: Config, log: Logger, options: ServiceOptions = {}): Promise<RunningService> {
+  const config = freezeConfig(given);
   await ensureWritableDataDir(config.dataDir);
   const keys = await resolveKeys(config, log);
   let tools: ToolSystem | undefined;

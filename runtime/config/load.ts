@@ -82,6 +82,23 @@ export function loadConfig(options: LoadConfigOptions): Config {
   return config;
 }
 
+/**
+ * A deep-frozen copy for the running service: nothing after start-up can change a limit, a policy
+ * or a key behind the operator's back (an assignment throws, modules being strict). The caller's
+ * object stays as it was.
+ */
+export function freezeConfig(config: Config): Readonly<Config> {
+  return deepFreeze(structuredClone(config));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /** A profile with every default filled in. */
 function profileDefaults(): ProfileConfig {
   const profile = {};

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../runtime/auth/keys.ts';
-import { ConfigError, loadConfig } from '../../runtime/config/load.ts';
+import { ConfigError, freezeConfig, loadConfig } from '../../runtime/config/load.ts';
 import type { LoadConfigOptions } from '../../runtime/config/load.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -51,7 +51,7 @@ describe('defaults', () => {
       log: { level: 'info' },
       llm: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini' },
       sandbox: {
-        workers: 0, callsPerWorker: 4, warmIsolates: 2, rssLimitMiB: 1024, maxConcurrentCalls: 16, maxQueuedCalls: 64,
+        workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, maxConcurrentCalls: 16, maxQueuedCalls: 64,
         limits: { wallTimeMs: 10_000, cpuTimeMs: 5_000, heapMiB: 64, maxOutputBytes: 1_048_576, maxFetchBytes: 10_485_760, maxFileBytes: 10_485_760 },
       },
       policies: { default: {} },
@@ -308,5 +308,18 @@ describe('profiles', () => {
       `${file} /profiles/p/tools/allow/0: expected a string matching ^[a-z][a-z0-9_]{0,63}$, found "Bad-Name"`,
       `${file} /profiles/p/maxSteps: expected a number >= 1, found 0`,
     ]);
+  });
+});
+
+describe('freezeConfig', () => {
+  it('gives the service a deep-frozen copy and leaves the loaded object as it was', () => {
+    const loaded = loadConfig({ env: {}, cwd: '/srv/paddock' });
+    const frozen = freezeConfig(loaded);
+    expect(frozen).toEqual(loaded);
+    expect(() => { (frozen.sandbox as { workers: number }).workers = 99; }).toThrow(TypeError);
+    expect(() => { (frozen.policies as Record<string, unknown>)['open'] = { net: true }; }).toThrow(TypeError);
+    expect(() => { (frozen.apiKeys as unknown[]).push({}); }).toThrow(TypeError);
+    loaded.sandbox.workers = 3;
+    expect(frozen.sandbox.workers).not.toBe(3);
   });
 });
