@@ -4,6 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../observability/logger.ts';
+import { allowedMethods } from './allowed-methods.ts';
 import type { AppDeps } from './deps.ts';
 import type { AppEnv } from './env.ts';
 import { authenticate } from './middleware/auth.ts';
@@ -74,7 +75,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
 
-  app.notFound((c) => problemResponse(c, new ProblemError('not-found', `No route matches ${c.req.method} ${c.req.path}.`)));
+  app.notFound((c) => {
+    const allowed = allowedMethods(app.routes, c.req.path);
+    if (allowed.length > 0) {
+      return problemResponse(c, new ProblemError('method-not-allowed', `${c.req.path} does not take ${c.req.method}; it takes ${allowed.join(', ')}.`, { headers: { Allow: allowed.join(', ') } }));
+    }
+    return problemResponse(c, new ProblemError('not-found', `No route matches ${c.req.method} ${c.req.path}.`));
+  });
   app.onError((error, c) => {
     if (error instanceof ProblemError) return problemResponse(c, error);
     if (error instanceof HTTPException && error.status < 500) {

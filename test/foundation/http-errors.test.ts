@@ -1,7 +1,7 @@
 /**
  * Pins: every error the HTTP app answers is application/problem+json (RFC 9457) with a precise
  * detail and the request id, and never a stack trace or a host path: 401 without or with a bad key
- * (with WWW-Authenticate), 403 for a missing scope, 404 for an unknown route, 400 for malformed JSON
+ * (with WWW-Authenticate), 403 for a missing scope, 404 for an unknown route, 405 (with Allow) for a known path under another method, 400 for malformed JSON
  * naming the position, 415 for a non-JSON body, 413 for a body over http.maxBodyBytes before that
  * body is read whole (declared or streamed), and a bare 500 for an unexpected error, which is logged.
  */
@@ -107,13 +107,32 @@ describe('404 not found', () => {
   it.each([
     ['GET', '/nope'],
     ['GET', '/healthz/extra'],
-    ['DELETE', '/metrics'],
     ['GET', '/v1/missing'],
+    ['DELETE', '/v1/missing'],
   ])('for %s %s', async (method, path) => {
     const response = await t.app.request(path, { method, headers: bearer(INVOKE_KEY) });
     await expectProblem(response, {
       status: 404, type: 'not-found', title: 'Not found', instance: path, detail: `No route matches ${method} ${path}.`,
     });
+  });
+});
+
+describe('405 method not allowed', () => {
+  it.each([
+    ['DELETE', '/metrics', 'GET, HEAD'],
+    ['POST', '/healthz', 'GET, HEAD'],
+    ['PUT', '/v1/whoami', 'GET, HEAD'],
+  ])('for %s %s, with Allow: %s', async (method, path, allow) => {
+    const response = await t.app.request(path, { method, headers: bearer(INVOKE_KEY) });
+    expect(response.headers.get('allow')).toBe(allow);
+    await expectProblem(response, {
+      status: 405, type: 'method-not-allowed', title: 'Method not allowed', instance: path, detail: `${path} does not take ${method}; it takes ${allow}.`,
+    });
+  });
+
+  it('only after authentication on /v1: a caller without a key learns nothing about the route', async () => {
+    const response = await t.app.request('/v1/whoami', { method: 'PUT' });
+    expect(response.status).toBe(401);
   });
 });
 
