@@ -4,7 +4,7 @@ import { hostCall, hostCancel, hostRequest } from './bridge.ts';
 import { TextDecoder, bufferSourceBytes, copyBytes, utf8Encode } from './encoding.ts';
 import { abortError, denoErrors } from './errors.ts';
 import type { AbortSignal } from './events.ts';
-import { inspect, type InspectOptions } from './inspect.ts';
+import { inspect as inspectValue, type InspectOptions } from './inspect.ts';
 import {
   DateCtor, ObjectCreate, ObjectDefineProperty, ObjectFreeze, ObjectHasOwn, ObjectKeys, PromisePrototypeThen,
   PromiseReject, StringPrototypeIncludes, SymbolAsyncIterator, TypeErrorCtor, withResolvers, toDOMString, toBoolean,
@@ -232,7 +232,10 @@ export function createDeno(): object {
   define('cwd', function cwd(): string { return toDOMString(hostCall('cwd', {})); });
   define('permissions', ObjectFreeze({ query }));
   define('errors', denoErrors);
-  define('inspect', (value: unknown, options: Partial<InspectOptions> = {}) => inspect(value, options));
+  // Named by its property (an anonymous function takes the key's name), not by a function expression:
+  // the bundler would rename that one, since it shadows the runtime's own inspect.
+  const { inspect } = { inspect: (value: unknown, options: Partial<InspectOptions> = {}): string => inspectValue(value, options) };
+  define('inspect', inspect);
   // The Deno API level Paddock emulates; there is no Deno binary behind it.
   define('version', ObjectFreeze({ deno: '2.0.0', v8: '', typescript: '' }));
   define('noColor', true);

@@ -102,7 +102,10 @@ export function clearTimeout(handle?: unknown): void {
   hostCancel(timer.requestId);
 }
 
-export const clearInterval = clearTimeout;
+/** Its own function, as on the Web: `clearInterval.name` is "clearInterval". */
+export function clearInterval(handle?: unknown): void {
+  clearTimeout(handle);
+}
 
 /** Cancels every pending timer, e.g. when the invocation is aborted. */
 export function clearAllTimers(): void {
