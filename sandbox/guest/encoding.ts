@@ -1,15 +1,20 @@
-/** TextEncoder, TextDecoder (UTF-8 and UTF-16LE), atob and btoa, with Deno's error names and messages. */
+/**
+ * TextEncoder, TextDecoder and atob/btoa, with Deno's error names and messages. TextDecoder knows
+ * the Encoding Standard's UTF-8, UTF-16LE/BE and single-byte encodings; the multi-byte legacy
+ * ones (gbk, big5, shift_jis ...) throw a RangeError that says the sandbox lacks them.
+ */
 import { DOMException } from './errors.ts';
 import { customInspect, named, type InspectFunction } from './inspect-hook.ts';
 import {
   ReflectApply, TypedArrayPrototypeSet, TypedArrayPrototypeSlice, TypedArrayPrototypeSubarray, Uint16ArrayCtor,
   ArrayBufferIsView, ArrayBufferPrototypeGetByteLength, ArrayBufferCtor, DataViewPrototypeGetBuffer,
   DataViewPrototypeGetByteLength, DataViewPrototypeGetByteOffset, ObjectPrototypeToString, RangeErrorCtor,
-  StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeToLowerCase, StringPrototypeTrim,
+  StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeIndexOf, StringPrototypeSlice,
   TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset,
-  TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeJoin, push, toDOMString,
-  toBoolean, ObjectDefineProperty,
+  TypedArrayPrototypeGetSymbolToStringTag, TypeErrorCtor, Uint8ArrayCtor, ArrayPrototypeIndexOf, ArrayPrototypeJoin, push,
+  toDOMString, toBoolean, ObjectDefineProperty, ObjectKeys, SafeMap, MapPrototypeGet, MapPrototypeSet,
 } from './primordials.ts';
+import { ENCODING_LABELS, SINGLE_BYTE_TABLES } from './single-byte-encodings.ts';
 
 /** Builds a string from UTF-16 code units in chunks: one call over a large array would overflow the argument limit. */
 function codeUnitsToString(units: Uint16Array, start: number, end: number): string {
@@ -71,14 +76,64 @@ export function bufferSourceBytes(input: unknown, what: string): Uint8Array {
   throw error;
 }
 
-const UTF8_LABELS = ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'];
-const UTF16LE_LABELS = ['csunicode', 'iso-10646-ucs-2', 'ucs-2', 'unicode', 'unicodefeff', 'utf-16', 'utf-16le'];
+/** The multi-byte legacy encodings: Deno decodes them; the guest runtime does not carry their large indexes. */
+const UNSUPPORTED = ['gbk', 'gb18030', 'big5', 'euc-jp', 'iso-2022-jp', 'shift_jis', 'euc-kr'];
 
-function resolveLabel(label: string): 'utf-8' | 'utf-16le' | null {
-  const normalized = StringPrototypeToLowerCase(StringPrototypeTrim(label));
-  for (let i = 0; i < UTF8_LABELS.length; i++) if (UTF8_LABELS[i] === normalized) return 'utf-8';
-  for (let i = 0; i < UTF16LE_LABELS.length; i++) if (UTF16LE_LABELS[i] === normalized) return 'utf-16le';
-  return null;
+let labelMap: Map<string, string> | undefined;
+
+/** Label -> encoding name, built on the first label that is not plain "utf-8". */
+function labels(): Map<string, string> {
+  if (labelMap !== undefined) return labelMap;
+  labelMap = new SafeMap<string, string>();
+  const names = ObjectKeys(ENCODING_LABELS);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    const list = ENCODING_LABELS[name] as string;
+    let start = 0;
+    for (;;) {
+      const space = StringPrototypeIndexOf(list, ' ', start);
+      MapPrototypeSet(labelMap, StringPrototypeSlice(list, start, space === -1 ? list.length : space), name);
+      if (space === -1) break;
+      start = space + 1;
+    }
+  }
+  return labelMap;
+}
+
+function isAsciiWhitespace(code: number): boolean {
+  return code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d || code === 0x20;
+}
+
+/** The standard's "get an encoding": ASCII whitespace trimmed, ASCII case folded (not Unicode: "\u212Aoi8-r" is no label). */
+function resolveLabel(label: string): string | null {
+  let start = 0;
+  let end = label.length;
+  while (start < end && isAsciiWhitespace(StringPrototypeCharCodeAt(label, start))) start++;
+  while (end > start && isAsciiWhitespace(StringPrototypeCharCodeAt(label, end - 1))) end--;
+  let normalized = '';
+  for (let i = start; i < end; i++) {
+    const code = StringPrototypeCharCodeAt(label, i);
+    normalized += code >= 0x41 && code <= 0x5a ? StringFromCharCode(code + 0x20) : (label[i] as string);
+  }
+  if (normalized === 'utf-8') return 'utf-8';
+  return MapPrototypeGet(labels(), normalized) ?? null;
+}
+
+const singleByteTables = new SafeMap<string, Uint16Array>();
+
+/** Bytes 0x80..0xFF of a single-byte encoding as code units, decoded from its table string on first use. */
+function singleByteTable(encoding: string): Uint16Array {
+  let table = MapPrototypeGet(singleByteTables, encoding);
+  if (table !== undefined) return table;
+  table = new Uint16ArrayCtor(128);
+  if (encoding === 'x-user-defined') {
+    for (let i = 0; i < 128; i++) table[i] = 0xf780 + i;
+  } else {
+    const source = SINGLE_BYTE_TABLES[encoding === 'iso-8859-8-i' ? 'iso-8859-8' : encoding] as string;
+    for (let i = 0; i < 128; i++) table[i] = StringPrototypeCharCodeAt(source, i);
+  }
+  MapPrototypeSet(singleByteTables, encoding, table);
+  return table;
 }
 
 export class TextEncoder {
@@ -113,23 +168,44 @@ export class TextEncoder {
   }
 }
 
+type Decoder = 'utf-8' | 'utf-16le' | 'utf-16be' | 'single-byte';
+
+/**
+ * What one pass of a decoder did: `count` code units written to the output; the bytes from
+ * `consumed` on wait for the next chunk. A fatal error sets `failed`; then only the bytes
+ * `consumed..kept` carry over to a streaming decoder's next call (see TextDecoder#decode).
+ */
+interface DecodeStep { count: number; consumed: number; failed: boolean; kept: number }
+
+function decoded(count: number, consumed: number): DecodeStep {
+  return { count, consumed, failed: false, kept: consumed };
+}
+
+function failedAt(count: number, consumed: number, kept = consumed): DecodeStep {
+  return { count, consumed, failed: true, kept };
+}
+
 export class TextDecoder {
-  readonly #encoding: 'utf-8' | 'utf-16le';
+  readonly #encoding: string;
+  readonly #decoder: Decoder;
+  readonly #table: Uint16Array | null;
   readonly #fatal: boolean;
   readonly #ignoreBOM: boolean;
   #pending: Uint8Array = new Uint8ArrayCtor(0);
   #bomSeen = false;
 
-  constructor(label: string = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } = {}) {
-    const encoding = resolveLabel(toDOMString(label));
-    if (encoding === null) {
-      const error = new RangeErrorCtor(`The encoding label provided ('${label}') is invalid.`);
-      ObjectDefineProperty(error, 'code', { value: 'ERR_ENCODING_NOT_SUPPORTED', writable: true, configurable: true });
-      throw error;
+  constructor(label: string = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } | null = {}) {
+    const text = toDOMString(label);
+    const encoding = resolveLabel(text);
+    if (encoding === null) throw encodingError(`The encoding label provided ('${text}') is invalid.`);
+    if (ArrayPrototypeIndexOf(UNSUPPORTED, encoding) !== -1) {
+      throw encodingError(`The encoding label provided ('${text}') names ${encoding}, which Paddock's sandbox does not support: its TextDecoder knows UTF-8, UTF-16 and the single-byte encodings.`);
     }
     this.#encoding = encoding;
-    this.#fatal = toBoolean(options.fatal);
-    this.#ignoreBOM = toBoolean(options.ignoreBOM);
+    this.#decoder = encoding === 'utf-8' || encoding === 'utf-16le' || encoding === 'utf-16be' ? encoding : 'single-byte';
+    this.#table = this.#decoder === 'single-byte' ? singleByteTable(encoding) : null;
+    this.#fatal = toBoolean(options?.fatal);
+    this.#ignoreBOM = toBoolean(options?.ignoreBOM);
   }
 
   get encoding(): string { return this.#encoding; }
@@ -140,38 +216,52 @@ export class TextDecoder {
     return inspect(named('TextDecoder', { encoding: this.#encoding, fatal: this.#fatal, ignoreBOM: this.#ignoreBOM }));
   }
 
-  decode(input?: unknown, options: { stream?: boolean } = {}): string {
-    const stream = toBoolean(options.stream);
+  decode(input?: unknown, options: { stream?: boolean } | null = {}): string {
+    const stream = toBoolean(options?.stream);
     const fresh = input === undefined ? new Uint8ArrayCtor(0) : bufferSourceBytes(input, 'decode\' on \'TextDecoder');
     let bytes = fresh;
-    if (this.#pending.length > 0) {
+    const carried = this.#pending.length;
+    if (carried > 0) {
       bytes = new Uint8ArrayCtor(this.#pending.length + fresh.length);
       TypedArrayPrototypeSet(bytes, this.#pending, 0);
       TypedArrayPrototypeSet(bytes, fresh, this.#pending.length);
     }
     const units = new Uint16ArrayCtor(bytes.length + 1);
-    let result: { consumed: number; count: number };
-    try {
-      result = this.#encoding === 'utf-8' ? decodeUtf8(bytes, units, stream, this.#fatal) : decodeUtf16le(bytes, units, stream, this.#fatal);
-    } catch (error) {
-      this.#pending = new Uint8ArrayCtor(0);
-      this.#bomSeen = false;
-      throw error;
+    let step: DecodeStep;
+    switch (this.#decoder) {
+      case 'utf-8': step = decodeUtf8(bytes, units, stream, this.#fatal); break;
+      case 'utf-16le': step = decodeUtf16(bytes, carried, units, stream, this.#fatal, false); break;
+      case 'utf-16be': step = decodeUtf16(bytes, carried, units, stream, this.#fatal, true); break;
+      case 'single-byte': step = decodeSingleByte(bytes, units, this.#table as Uint16Array, this.#fatal); break;
     }
-    this.#pending = TypedArrayPrototypeSlice(bytes, result.consumed, bytes.length);
+    if (step.failed) {
+      // As in Deno: a non-streaming call starts the next one afresh; a streaming decoder goes on
+      // past the error (no longer at the start, so a later BOM is kept) and drops the rest of the chunk.
+      this.#pending = stream ? TypedArrayPrototypeSlice(bytes, step.consumed, step.kept) : new Uint8ArrayCtor(0);
+      this.#bomSeen = stream;
+      throw invalidData();
+    }
+    this.#pending = TypedArrayPrototypeSlice(bytes, step.consumed, bytes.length);
     let start = 0;
-    if (!this.#ignoreBOM && !this.#bomSeen && result.count > 0 && units[0] === 0xfeff) start = 1;
-    if (result.count > 0) this.#bomSeen = true;
+    // Only the UTF encodings have a BOM to strip (no single-byte table maps a byte to U+FEFF).
+    if (!this.#ignoreBOM && !this.#bomSeen && step.count > 0 && units[0] === 0xfeff && this.#decoder !== 'single-byte') start = 1;
+    if (step.count > 0) this.#bomSeen = true;
     if (!stream) this.#bomSeen = false;
-    return codeUnitsToString(units, start, result.count);
+    return codeUnitsToString(units, start, step.count);
   }
+}
+
+function encodingError(message: string): RangeError {
+  const error = new RangeErrorCtor(message);
+  ObjectDefineProperty(error, 'code', { value: 'ERR_ENCODING_NOT_SUPPORTED', writable: true, configurable: true });
+  return error;
 }
 
 /**
  * The WHATWG UTF-8 decoder over a whole buffer. Writes code units into `units` (never more than
- * bytes.length + 1) and says how many bytes it consumed: a trailing partial sequence waits when streaming.
+ * bytes.length + 1); a trailing partial sequence waits when streaming.
  */
-function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fatal: boolean): { consumed: number; count: number } {
+function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fatal: boolean): DecodeStep {
   const length = bytes.length;
   let count = 0;
   let i = 0;
@@ -192,7 +282,7 @@ function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fata
       if (lead === 0xf4) upper = 0x8f;
       needed = 3; code = lead & 0x7;
     } else {
-      if (fatal) throw invalidData();
+      if (fatal) return failedAt(count, length);
       units[count++] = 0xfffd;
       i++;
       continue;
@@ -208,13 +298,13 @@ function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fata
     }
     if (valid && j <= needed) {
       // The input ends inside a sequence.
-      if (stream) return { consumed: i, count };
-      if (fatal) throw invalidData();
+      if (stream) return decoded(count, i);
+      if (fatal) return failedAt(count, length);
       units[count++] = 0xfffd;
-      return { consumed: length, count };
+      return decoded(count, length);
     }
     if (!valid) {
-      if (fatal) throw invalidData();
+      if (fatal) return failedAt(count, length);
       units[count++] = 0xfffd;
       i += j; // the offending byte starts the next sequence
       continue;
@@ -228,39 +318,70 @@ function decodeUtf8(bytes: Uint8Array, units: Uint16Array, stream: boolean, fata
     }
     i += needed + 1;
   }
-  return { consumed: length, count };
+  return decoded(count, length);
 }
 
 function invalidData(): TypeError {
   return new TypeErrorCtor('The encoded data is not valid');
 }
 
-function decodeUtf16le(bytes: Uint8Array, units: Uint16Array, stream: boolean, fatal: boolean): { consumed: number; count: number } {
-  const even = bytes.length - (bytes.length % 2);
+/**
+ * The WHATWG UTF-16LE/BE decoder. An unpaired surrogate is one error (U+FFFD), and the unit after
+ * a lone lead is decoded on its own; at the end of the input a lead and a lone byte after it are
+ * one error together. A streaming decoder keeps a trailing lead or odd byte for the next chunk;
+ * `carried` says how many of `bytes` it kept from the previous call.
+ */
+function decodeUtf16(bytes: Uint8Array, carried: number, units: Uint16Array, stream: boolean, fatal: boolean, bigEndian: boolean): DecodeStep {
+  const length = bytes.length;
+  const unitAt = (at: number): number => bigEndian
+    ? ((bytes[at] as number) << 8) | (bytes[at + 1] as number)
+    : (bytes[at] as number) | ((bytes[at + 1] as number) << 8);
   let count = 0;
-  for (let i = 0; i < even; i += 2) units[count++] = (bytes[i] as number) | ((bytes[i + 1] as number) << 8);
-  // Lone surrogates become U+FFFD, as the UTF-16 decoder says; a trailing lead waits when streaming.
-  for (let i = 0; i < count; i++) {
-    const unit = units[i] as number;
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      if (i + 1 < count) {
-        const next = units[i + 1] as number;
-        if (next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
-      } else if (stream) {
-        return { consumed: i * 2, count: i };
+  let i = 0;
+  for (; i + 1 < length; i += 2) {
+    const unit = unitAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) { units[count++] = unit; continue; }
+    if (unit <= 0xdbff) {
+      if (i + 3 < length) {
+        const next = unitAt(i + 2);
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          units[count++] = unit;
+          units[count++] = next;
+          i += 2;
+          continue;
+        }
+        // Deno's decoder (encoding_rs) keeps the next unit through a streaming error only when the
+        // lead came (in whole or in part) from an earlier chunk; otherwise the unit goes with the chunk.
+        if (fatal) return failedAt(count, i + 2, i < carried ? i + 4 : i + 2);
+        units[count++] = 0xfffd;
+        continue;
       }
-    } else if (!(unit >= 0xdc00 && unit <= 0xdfff)) {
-      continue;
+      if (stream) return decoded(count, i);
+      if (fatal) return failedAt(count, length);
+      units[count++] = 0xfffd;
+      return decoded(count, length);
     }
-    if (fatal) throw invalidData();
-    units[i] = 0xfffd;
-  }
-  if (even !== bytes.length && !stream) {
-    if (fatal) throw invalidData();
+    if (fatal) return failedAt(count, i + 2); // a lone trail
     units[count++] = 0xfffd;
-    return { consumed: bytes.length, count };
   }
-  return { consumed: even, count };
+  if (i < length) {
+    if (stream) return decoded(count, i);
+    if (fatal) return failedAt(count, length);
+    units[count++] = 0xfffd;
+  }
+  return decoded(count, length);
+}
+
+/** A single-byte decoder: ASCII below 0x80, the table above; U+FFFD in the table is a byte the encoding leaves unmapped. */
+function decodeSingleByte(bytes: Uint8Array, units: Uint16Array, table: Uint16Array, fatal: boolean): DecodeStep {
+  const length = bytes.length;
+  for (let i = 0; i < length; i++) {
+    const byte = bytes[i] as number;
+    const unit = byte < 0x80 ? byte : (table[byte - 0x80] as number);
+    if (unit === 0xfffd && fatal) return failedAt(i, length);
+    units[i] = unit;
+  }
+  return decoded(length, length);
 }
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
