@@ -15,13 +15,14 @@ import {
   StringPrototypePadStart, StringPrototypeRepeat, StringPrototypeSlice, StringPrototypeStartsWith,
   StringPrototypeValueOf, SymbolPrototypeToString, TypedArrayPrototypeGetLength,
   TypedArrayPrototypeGetSymbolToStringTag, push, StringPrototypeIndexOf, ErrorCtor, SafeMap, MapPrototypeGet,
-  MapPrototypeSet, toDOMString, SymbolPrototypeValueOf, BigIntPrototypeValueOf,
+  MapPrototypeSet, toDOMString, SymbolPrototypeValueOf, BigIntPrototypeValueOf, SymbolPrototypeGetDescription,
 } from './primordials.ts';
 
 export interface InspectOptions {
   depth: number;
   breakLength: number;
-  compact: number;
+  /** A number: how many inner levels may share a line (Deno's console uses 3). `true`: Node's older mode that console.table's cells use (no array grouping, base after the brace). */
+  compact: number | true;
   maxArrayLength: number;
   maxStringLength: number;
 }
@@ -81,12 +82,12 @@ function escapeControl(text: string): string {
   return output;
 }
 
-/** Deno's quoting: the first of " ' ` that the string does not contain, with escapes. */
+/** Deno's quoting: the first of " ' ` that the string does not contain (even with a `${` in it), with escapes. */
 export function quoteString(text: string): string {
   let quote = '"';
   if (StringPrototypeIncludes(text, '"')) {
     if (!StringPrototypeIncludes(text, "'")) quote = "'";
-    else if (!StringPrototypeIncludes(text, '`') && !StringPrototypeIncludes(text, '${')) quote = '`';
+    else if (!StringPrototypeIncludes(text, '`')) quote = '`';
   }
   let escaped = '';
   for (let i = 0; i < text.length; i++) {
@@ -111,9 +112,18 @@ function formatPrimitive(ctx: Context, value: unknown): string {
     case 'bigint': return `${BigIntPrototypeToString(value)}n`;
     case 'boolean': return value ? 'true' : 'false';
     case 'undefined': return 'undefined';
-    case 'symbol': return SymbolPrototypeToString(value);
+    case 'symbol': return formatSymbol(value);
     default: return 'null';
   }
+}
+
+const PLAIN_SYMBOL_DESCRIPTION = /^[a-zA-Z_][a-zA-Z_.0-9]*$/;
+
+/** Deno quotes a symbol's description unless it reads as a (dotted) name: Symbol(a.b) but Symbol("a b"). */
+function formatSymbol(value: symbol): string {
+  const description = SymbolPrototypeGetDescription(value);
+  if (description === undefined || RegExpPrototypeTest(PLAIN_SYMBOL_DESCRIPTION, description)) return SymbolPrototypeToString(value);
+  return `Symbol(${quoteString(description)})`;
 }
 
 function formatKey(key: string | symbol): string {
@@ -359,7 +369,7 @@ function formatRaw(ctx: Context, value: object, recurseTimes: number): string {
   const circularIndex = MapPrototypeGet(ctx.circular, value);
   if (circularIndex !== undefined) {
     const reference = `<ref *${circularIndex}>`;
-    if (base === '') braces[0] = `${reference} ${braces[0]}`;
+    if (base === '' || ctx.compact === true) braces[0] = `${reference} ${braces[0]}`;
     else base = `${reference} ${base}`;
   }
   return reduceToSingleString(ctx, output, base, braces, extrasType, recurseTimes, value);
@@ -388,9 +398,10 @@ function formatProperty(ctx: Context, value: object, recurseTimes: number, key: 
   const descriptor = ReflectGetOwnPropertyDescriptor(value, key) ?? { value: undefined, enumerable: true };
   let str: string;
   if (descriptor.value !== undefined || !('get' in descriptor || 'set' in descriptor)) {
-    ctx.indentationLvl += 2;
+    const diff = ctx.compact === true && type === kObjectType ? 3 : 2;
+    ctx.indentationLvl += diff;
     str = formatValue(ctx, descriptor.value, recurseTimes);
-    ctx.indentationLvl -= 2;
+    ctx.indentationLvl -= diff;
   } else if (descriptor.get !== undefined) {
     str = descriptor.set !== undefined ? '[Getter/Setter]' : '[Getter]';
   } else {
@@ -471,6 +482,13 @@ function isBelowBreakLength(ctx: Context, output: string[], start: number, base:
 function reduceToSingleString(
   ctx: Context, outputIn: string[], base: string, braces: [string, string], extrasType: number, recurseTimes: number, value: unknown,
 ): string {
+  if (ctx.compact === true) {
+    if (isBelowBreakLength(ctx, outputIn, 0, base)) return `${braces[0]}${base === '' ? '' : ` ${base}`} ${ArrayPrototypeJoin(outputIn, ', ')} ${braces[1]}`;
+    const indentation = StringPrototypeRepeat(' ', ctx.indentationLvl);
+    // A long opening ("Set(2) {") would misalign the entries, so they start on the next line.
+    const opening = base === '' && braces[0].length === 1 ? ' ' : `${base === '' ? '' : ` ${base}`}\n${indentation}  `;
+    return `${braces[0]}${opening}${ArrayPrototypeJoin(outputIn, `,\n${indentation}  `)} ${braces[1]}`;
+  }
   let output = outputIn;
   const entries = output.length;
   if (extrasType === kArrayExtrasType && entries > 6) output = groupArrayElements(ctx, output, value as unknown[]);
@@ -508,7 +526,7 @@ function groupArrayElements(ctx: Context, output: string[], value: unknown[] | u
     const columns = MathMin(
       MathRound(MathSqrt(2.5 * biasedMax * outputLength) / biasedMax),
       MathFloor((ctx.breakLength - ctx.indentationLvl) / actualMax),
-      ctx.compact * 4,
+      (ctx.compact as number) * 4,
       15,
     );
     if (columns <= 1) return output;

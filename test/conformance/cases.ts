@@ -145,14 +145,7 @@ const consoleCases: ConformanceCase[] = [
       paddock: ok(/^TypeError: logged error\n {4}at execute \(console-errors\.ts:\d+:\d+\)\n(?: {4}at \S+ \(paddock:runtime:\d+:\d+\)\n)+done\n$/),
     },
   },
-  {
-    name: 'console: console.table', module: 'console-table.ts',
-    expectedDifference: {
-      reason: 'Paddock\'s console.table logs its argument as console.log does; Deno draws a box table.',
-      deno: ok('┌───────┬───┬─────┐\n│ (idx) │ a │ b   │\n├───────┼───┼─────┤\n│     0 │ 1 │ "x" │\n│     1 │ 2 │ "y" │\n└───────┴───┴─────┘\ndone\n'),
-      paddock: ok('[ { a: 1, b: "x" }, { a: 2, b: "y" } ]\ndone\n'),
-    },
-  },
+  { name: 'console: console.table', module: 'console-table.ts' },
   {
     name: 'console: a promise', module: 'console-promise.ts',
     expectedDifference: {

@@ -56,6 +56,10 @@ const shared = { s: 1 }; console.log([shared, shared], new Array(3).fill({ same:
 console.log(new Response("x"));
 console.log(new AbortController(), AbortSignal.abort("r"), new Event("x"));
 console.log(new TextEncoder(), new TextDecoder());
+console.log(new TextDecoder("latin1"), new TextDecoder("UTF-16BE", { fatal: true }));
+console.log("a%%b"); console.log("%s and %d"); console.log("a%%b", 1);
+console.log(["\\"'\${x}", "\\"'\`"], Symbol("a b"), Symbol(""), Symbol(), Symbol("a.b"), { [Symbol("k l")]: Symbol("v w") }, Object(Symbol("x y")));
+console.log("%s|%o", Symbol("a b"), Symbol("c d"));
 `;
 
 describe('console formatting, compared with Deno 2', () => {
