@@ -130,7 +130,12 @@ function singleByteTable(encoding: string): Uint16Array {
     for (let i = 0; i < 128; i++) table[i] = 0xf780 + i;
   } else {
     const source = SINGLE_BYTE_TABLES[encoding === 'iso-8859-8-i' ? 'iso-8859-8' : encoding] as string;
-    for (let i = 0; i < 128; i++) table[i] = StringPrototypeCharCodeAt(source, i);
+    let previous = 0x7f;
+    for (let i = 0; i < 128; i++) {
+      const code = StringPrototypeCharCodeAt(source, i);
+      previous = code === 0x2b ? previous + 1 : code; // "+": the code unit after the previous one
+      table[i] = previous;
+    }
   }
   MapPrototypeSet(singleByteTables, encoding, table);
   return table;
