@@ -36,6 +36,43 @@ const BACKGROUND_DELAY_MS = 100;
 
 const audit = { record: (record: AuditRecord) => { send({ type: 'audit', record }); } };
 
+/**
+ * How long a call's guest must stay idle before the supervisor hears of it. A guest that computes
+ * can look idle for one CPU poll (~10 ms) while its isolate waits on this thread (setting the call
+ * up) or on a loaded machine's scheduler; each such blip would let the supervisor start another
+ * CPU-bound call beside it. An idle that lasts is the guest awaiting I/O or a timer.
+ */
+const IDLE_CONFIRM_MS = 25;
+
+/**
+ * Tells the supervisor when a call's guest turns idle (once it stayed so IDLE_CONFIRM_MS) or busy
+ * again (at once, when it had been told idle). `stop` cancels a pending report: nothing follows the result.
+ */
+function activityReporter(id: number): { onBusyChange: (busy: boolean) => void; stop: () => void } {
+  let toldBusy = true; // a call starts busy
+  let pendingIdle: NodeJS.Timeout | undefined;
+  const cancel = (): void => {
+    clearTimeout(pendingIdle);
+    pendingIdle = undefined;
+  };
+  return {
+    onBusyChange: (busy) => {
+      cancel();
+      if (busy) {
+        if (!toldBusy) send({ type: 'activity', id, busy: true });
+        toldBusy = true;
+      } else {
+        pendingIdle = setTimeout(() => {
+          pendingIdle = undefined;
+          toldBusy = false;
+          send({ type: 'activity', id, busy: false });
+        }, IDLE_CONFIRM_MS);
+      }
+    },
+    stop: cancel,
+  };
+}
+
 /** Work that can wait until replies are out: isolates to dispose, then the warm pool's refill. */
 const afterReply: (() => void)[] = [];
 let afterReplyScheduled = false;
@@ -71,6 +108,7 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
   const controller = new AbortController();
   running.set(id, controller);
   const bound = bindHandlers(request, audit);
+  const activity = activityReporter(id);
   const boundAt = monotonicMs();
   let dispose: (() => void) | undefined;
   try {
@@ -87,6 +125,7 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
       signal: controller.signal,
       onUpdate: (text) => { send({ type: 'update', id, text }); },
       onLog: (level, text) => { send({ type: 'log', id, level, text }); },
+      onBusyChange: activity.onBusyChange,
       deferDispose: (disposeLater) => { dispose = disposeLater; },
     }, prepared);
     const { phases } = outcome;
@@ -103,6 +142,7 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
         : { ok: false, error: { kind: outcome.error.kind, message: outcome.error.message, details: { ...outcome.error.details } }, cpuMs: outcome.cpuMs, timings },
     });
   } finally {
+    activity.stop();
     bound.revoke();
     running.delete(id);
     scheduleAfterReply(dispose ?? (() => undefined));

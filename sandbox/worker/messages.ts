@@ -99,6 +99,12 @@ export type FromWorker =
   | { type: 'log'; id: number; level: string; text: string }
   | { type: 'audit'; record: AuditRecord }
   | { type: 'result'; id: number; reply: WorkerReply }
+  /**
+   * The call's guest turned idle (awaiting host operations or timers) or busy (computing) again; a
+   * call starts busy and is told about nothing after its result. The supervisor counts only busy
+   * calls against callsPerWorker (sandbox/pool/worker-pool.ts).
+   */
+  | { type: 'activity'; id: number; busy: boolean }
   /** The call named a bundle this worker does not hold (the records disagree): send it again with its code. */
   | { type: 'need-code'; id: number }
   /** Around making the runtime snapshot: a worker that dies while `creating` turns snapshots off for later workers. */
