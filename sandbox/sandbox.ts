@@ -19,7 +19,10 @@ export interface SandboxOptions {
   limits: Readonly<CallLimits>;
   audit: AuditSink;
   workers?: number | undefined;
+  /** CPU-busy calls one worker runs at once; calls awaiting I/O do not count (sandbox/pool/worker-pool.ts). @defaultValue 4 */
   callsPerWorker?: number | undefined;
+  /** Calls one worker holds at once, busy or idle: bounds its memory. @defaultValue 256 */
+  maxCallsPerWorker?: number | undefined;
   rssLimitMiB?: number | undefined;
   warmIsolates?: number | undefined;
   /** Prepare isolates from a startup snapshot of the runtime (sandbox/pool/worker-pool.ts). @defaultValue true */
@@ -119,6 +122,7 @@ export class Sandbox {
       warm: { heapMiB: options.limits.heapMiB, count: options.warmIsolates ?? 2 },
       ...(options.workers === undefined ? {} : { size: options.workers }),
       ...(options.callsPerWorker === undefined ? {} : { callsPerWorker: options.callsPerWorker }),
+      ...(options.maxCallsPerWorker === undefined ? {} : { maxCallsPerWorker: options.maxCallsPerWorker }),
       ...(options.rssLimitMiB === undefined ? {} : { rssLimitMiB: options.rssLimitMiB }),
       ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),

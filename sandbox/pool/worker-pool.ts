@@ -15,8 +15,20 @@ export interface WorkerPoolOptions {
   runtime: { code: string; hash: string };
   /** Worker processes. @defaultValue one per core */
   size?: number;
-  /** Calls one worker runs at once (each isolate has its own thread). @defaultValue 4 */
+  /**
+   * CPU-busy calls one worker runs at once (each isolate has its own thread). A call counts from
+   * dispatch until its worker reports its guest idle (awaiting a fetch, a timer, another host
+   * operation), and again once it reports it busy; idle calls leave room for more. A call that turns
+   * busy again is never preempted, so calls that alternate may briefly exceed it. @defaultValue 4
+   */
   callsPerWorker?: number;
+  /**
+   * Calls one worker holds at once, busy or idle: bounds the worker's memory, as every call in flight
+   * keeps its isolate. Measured with a granted fetch pending, a call adds ~2.2-2.5 MiB, so 256 add
+   * ~560-640 MiB to a worker's ~120 MiB: under the default 1024 MiB RSS ceiling, with room for
+   * calls that allocate more. @defaultValue 256
+   */
+  maxCallsPerWorker?: number;
   /** Prepared isolates each worker keeps ready for calls with this heap size. @defaultValue 64 MiB, 2 */
   warm?: { heapMiB: number; count: number };
   /** Resident memory ceiling per worker, in MiB; above it the worker is killed and replaced. @defaultValue 1024 */
@@ -59,6 +71,8 @@ interface InFlight {
   resolve: (reply: CallReply) => void;
   deadline: number;
   onAbort: () => void;
+  /** Counted in its worker's `busy`: from dispatch until the worker reports its guest idle, and again when busy. */
+  busy: boolean;
 }
 
 interface Worker {
@@ -69,6 +83,8 @@ interface Worker {
   /** The bundles this worker holds (mirrors the worker's own record). */
   bundles: WorkerBundles;
   calls: Map<number, InFlight>;
+  /** How many of `calls` are CPU-busy (bounded by callsPerWorker; `calls.size` by maxCallsPerWorker). */
+  busy: number;
   exited: boolean;
   /** Why the supervisor killed it, so its calls can be told. */
   killReason?: { callId: number | undefined; message: string; kind: 'timeout' | 'crashed' };
@@ -111,6 +127,7 @@ export class WorkerPool {
     this.#options = {
       size: Math.max(1, availableParallelism()),
       callsPerWorker: 4,
+      maxCallsPerWorker: 256,
       rssLimitMiB: 1024,
       killGraceMs: 2000,
       warm: { heapMiB: 64, count: 2 },
@@ -141,7 +158,15 @@ export class WorkerPool {
     return this.#workers.reduce((sum, worker) => sum + worker.calls.size, 0);
   }
 
-  /** Runs a call on the least busy worker; queues while every worker is at `callsPerWorker`. */
+  /** The per-worker bounds in effect (given or default), for benchmarks and operators' logs. */
+  get bounds(): { callsPerWorker: number; maxCallsPerWorker: number } {
+    return { callsPerWorker: this.#options.callsPerWorker, maxCallsPerWorker: this.#options.maxCallsPerWorker };
+  }
+
+  /**
+   * Runs a call on the least busy worker; queues while every worker is at `callsPerWorker` busy calls
+   * or `maxCallsPerWorker` calls in all.
+   */
   run(call: PoolCall): Promise<CallReply> {
     if (this.#closed) return Promise.resolve(failure('crashed', 'The sandbox is shutting down.'));
     if (call.signal?.aborted === true) return Promise.resolve(failure('aborted', 'The call was aborted.'));
@@ -180,17 +205,20 @@ export class WorkerPool {
   }
 
   /**
-   * The worker with the fewest calls, ready ones first (a replacement still starting would hold a
-   * call for hundreds of ms); ties go round, so a sequence of calls alternates workers and each
-   * worker's warm pool has the others' calls' time to refill.
+   * A worker with room (under `callsPerWorker` busy calls and `maxCallsPerWorker` calls in all):
+   * ready ones first (a replacement still starting would hold a call for hundreds of ms), then the
+   * fewest busy calls (they compete for its CPU; idle ones only hold memory), then the fewest calls.
+   * Ties go round, so a sequence of calls alternates workers and each worker's warm pool has the
+   * others' calls' time to refill.
    */
   #leastBusy(): Worker | undefined {
     const workers = this.#workers;
+    const { callsPerWorker, maxCallsPerWorker } = this.#options;
     let best: Worker | undefined;
     for (let offset = 0; offset < workers.length; offset++) {
       const worker = workers[(this.#turn + offset) % workers.length];
-      if (worker === undefined || worker.exited || worker.calls.size >= this.#options.callsPerWorker) continue;
-      if (best === undefined || (worker.isReady && !best.isReady) || (worker.isReady === best.isReady && worker.calls.size < best.calls.size)) best = worker;
+      if (worker === undefined || worker.exited || worker.busy >= callsPerWorker || worker.calls.size >= maxCallsPerWorker) continue;
+      if (best === undefined || (worker.isReady && !best.isReady) || (worker.isReady === best.isReady && lessBusy(worker, best))) best = worker;
     }
     if (best !== undefined) this.#turn = (workers.indexOf(best) + 1) % workers.length;
     return best;
@@ -206,18 +234,20 @@ export class WorkerPool {
       else entry.resolve(failure('aborted', 'The call was aborted.'));
     };
     const entry: InFlight = {
-      id, call, onAbort, queuedAt, sentAt: 0,
+      id, call, onAbort, queuedAt, sentAt: 0, busy: true,
       deadline: Number.POSITIVE_INFINITY, // set when the worker receives it: its start-up time is not the call's
       resolve: (reply) => {
         if (settled) return;
         settled = true;
         call.signal?.removeEventListener('abort', onAbort);
         worker.calls.delete(id);
+        if (entry.busy) worker.busy--;
         resolve(reply);
         this.#dispatch();
       },
     };
     worker.calls.set(id, entry);
+    worker.busy++;
     call.signal?.addEventListener('abort', onAbort, { once: true });
     worker.ready.then(() => {
       if (settled) return;
@@ -261,7 +291,7 @@ export class WorkerPool {
     let markFailed: (error: Error) => void = () => undefined;
     const ready = new Promise<void>((resolve, reject) => { markReady = resolve; markFailed = reject; });
     ready.catch(() => undefined);
-    const worker: Worker = { process: child, ready, isReady: false, bundles: new WorkerBundles(this.#options.bundleCache), calls: new Map(), exited: false, snapshot: 'none' };
+    const worker: Worker = { process: child, ready, isReady: false, bundles: new WorkerBundles(this.#options.bundleCache), calls: new Map(), busy: 0, exited: false, snapshot: 'none' };
 
     child.on('message', (message: FromWorker) => {
       switch (message.type) {
@@ -286,6 +316,15 @@ export class WorkerPool {
         case 'log':
           worker.calls.get(message.id)?.call.onLog?.(message.level, message.text);
           break;
+        case 'activity': {
+          const entry = worker.calls.get(message.id);
+          if (entry === undefined || entry.busy === message.busy) break;
+          entry.busy = message.busy;
+          worker.busy += message.busy ? 1 : -1;
+          // An idle call leaves its CPU share to queued calls.
+          if (!message.busy) this.#dispatch();
+          break;
+        }
         case 'audit':
           this.#options.audit.record(message.record);
           break;
@@ -352,6 +391,11 @@ export class WorkerPool {
     if (worker.process.pid !== undefined) this.#options.onEvent?.({ type: 'worker-killed', pid: worker.process.pid, reason: reason.message });
     worker.process.kill('SIGKILL');
   }
+}
+
+/** Fewer busy calls, then fewer calls in all. */
+function lessBusy(worker: Worker, than: Worker): boolean {
+  return worker.busy < than.busy || (worker.busy === than.busy && worker.calls.size < than.calls.size);
 }
 
 /** The worker's reply with its timings completed by the supervisor's side of the trip. */
