@@ -100,7 +100,11 @@ const LimitsSection = Type.Object(
 const SandboxSection = Type.Object(
   {
     workers: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'Sandbox worker processes; 0 means one per core.' }),
-    callsPerWorker: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'Calls one worker runs at once.' }),
+    callsPerWorker: Type.Integer({ minimum: 1, maximum: 64, default: 4, description: 'CPU-busy calls one worker runs at once; calls awaiting I/O (a fetch, a timer) do not count.' }),
+    maxCallsPerWorker: Type.Integer({
+      minimum: 1, maximum: 4096, default: 256,
+      description: 'Calls one worker holds at once, busy or idle (~2.5 MB each while awaiting I/O): bounds its memory under rssLimitMiB.',
+    }),
     warmIsolates: Type.Integer({ minimum: 0, maximum: 32, default: 2, description: 'Prepared isolates each worker keeps ready.' }),
     rssLimitMiB: Type.Integer({ minimum: 128, maximum: 65_536, default: 1024, description: 'Resident memory ceiling per worker; above it the worker is replaced.' }),
     maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 10_000, default: 16, description: 'Tool calls running at once, service-wide.' }),

@@ -47,6 +47,7 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     limits, audit,
     workers: config.sandbox.workers === 0 ? Math.max(1, availableParallelism()) : config.sandbox.workers,
     callsPerWorker: config.sandbox.callsPerWorker,
+    maxCallsPerWorker: config.sandbox.maxCallsPerWorker,
     warmIsolates: config.sandbox.warmIsolates,
     rssLimitMiB: config.sandbox.rssLimitMiB,
     onEvent: (event) => { (event.type === 'worker-started' ? log.debug : log.warn).call(log, { sandbox: event }, `sandbox ${event.type}`); },
