@@ -201,6 +201,7 @@ export class TextDecoder {
 
   constructor(label: string = 'utf-8', options: { fatal?: boolean; ignoreBOM?: boolean } | null = {}) {
     const text = toDOMString(label);
+    checkDictionary(options, 'construct \'TextDecoder\'');
     const encoding = resolveLabel(text);
     if (encoding === null) throw encodingError(`The encoding label provided ('${text}') is invalid.`);
     if (ArrayPrototypeIndexOf(UNSUPPORTED, encoding) !== -1) {
@@ -222,6 +223,7 @@ export class TextDecoder {
   }
 
   decode(input?: unknown, options: { stream?: boolean } | null = {}): string {
+    checkDictionary(options, 'execute \'decode\' on \'TextDecoder\'');
     const stream = toBoolean(options?.stream);
     const fresh = input === undefined ? new Uint8ArrayCtor(0) : bufferSourceBytes(input, 'decode\' on \'TextDecoder');
     let bytes = fresh;
@@ -253,6 +255,15 @@ export class TextDecoder {
     if (step.count > 0) this.#bomSeen = true;
     if (!stream) this.#bomSeen = false;
     return codeUnitsToString(units, start, step.count);
+  }
+}
+
+/** Web IDL: an options argument is undefined, null or an object. */
+function checkDictionary(options: unknown, what: string): void {
+  if (options !== undefined && options !== null && typeof options !== 'object' && typeof options !== 'function') {
+    const error = new TypeErrorCtor(`Failed to ${what}: Argument 2 can not be converted to a dictionary`);
+    ObjectDefineProperty(error, 'code', { value: 'ERR_INVALID_ARG_TYPE', writable: true, configurable: true });
+    throw error;
   }
 }
 

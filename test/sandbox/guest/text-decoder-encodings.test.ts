@@ -135,6 +135,9 @@ out.misc = [
   attempt(() => [new TextDecoder('latin1', { fatal: 1, ignoreBOM: 'yes' }).fatal, new TextDecoder('latin1', { fatal: 1, ignoreBOM: 'yes' }).ignoreBOM]),
   attempt(() => new TextDecoder('utf-16be').decode(new Uint8Array(70001).fill(0x30)).length),
   attempt(() => new TextEncoder().encoding),
+  attempt(() => new TextDecoder('latin1', 5)),
+  attempt(() => new TextDecoder('latin1').decode(new Uint8Array([0xe9]), 'stream')),
+  attempt(() => new TextDecoder('latin1', () => 1).decode(new Uint8Array([0xe9]), () => 1)),
 ];
 return out;`;
 
