@@ -863,7 +863,9 @@ export interface RssMiB {
 export interface InFlightResult {
   calls: number;
   workers: number;
+  /** The sandbox's own defaults (not forced): busy calls per worker, and calls per worker in all. */
   callsPerWorker: number;
+  maxCallsPerWorker: number;
   ok: number;
   /** Failed calls by error kind. */
   failed: Record<string, number>;
@@ -965,13 +967,13 @@ async function startSlowServer(): Promise<SlowServer> {
 /**
  * `count` calls of the fetch tool at once against a server that answers none of them until all are
  * in flight; meanwhile the RSS of the coordinator and the workers is summed every 20 ms. The
- * sandbox lets every call in (callsPerWorker = count / workers): a call queued in the supervisor
- * would not be in flight.
+ * sandbox runs with its defaults: a call awaiting its fetch is idle, so callsPerWorker (busy calls)
+ * does not hold the others back; maxCallsPerWorker bounds how many one worker holds.
  */
 async function benchInFlight(count: number, options: BenchOptions, makeFetchTool: (port: number) => ToolUnderTest, progress: (text: string) => void): Promise<InFlightResult> {
   const server = await startSlowServer();
-  const callsPerWorker = Math.ceil(count / options.workers);
-  const sandbox = await startSandbox({ limits: DEFAULT_LIMITS, audit: { record: () => undefined }, workers: options.workers, callsPerWorker, warmIsolates: options.warmIsolates });
+  const sandbox = await startSandbox({ limits: DEFAULT_LIMITS, audit: { record: () => undefined }, workers: options.workers, warmIsolates: options.warmIsolates });
+  const { callsPerWorker, maxCallsPerWorker } = sandbox.pool.bounds;
   try {
     const tool = makeFetchTool(server.port);
     // Warm-up: the bundle reaches every worker, the JIT settles. Released at once.
@@ -1024,7 +1026,7 @@ async function benchInFlight(count: number, options: BenchOptions, makeFetchTool
         failed[kind] = (failed[kind] ?? 0) + 1;
       }
     }
-    return { calls: count, workers: options.workers, callsPerWorker, ok, failed, heldAtOnce, rampMs, drainMs, baseline, peak, sumOfHighWaterMiB, plateauPssMiB, samples };
+    return { calls: count, workers: options.workers, callsPerWorker, maxCallsPerWorker, ok, failed, heldAtOnce, rampMs, drainMs, baseline, peak, sumOfHighWaterMiB, plateauPssMiB, samples };
   } finally {
     await sandbox.close();
     await server.stop();
@@ -1308,7 +1310,8 @@ function inFlightReport(result: InFlightResult): string[] {
   const failures = Object.entries(result.failed).map(([kind, count]) => `${count} ${kind}`).join(', ');
   const rss = (value: RssMiB): string[] => [fmt(value.total, 0), fmt(value.coordinator, 0), fmt(value.workers, 0), String(value.workerCount)];
   return [
-    `4. ${result.calls} calls in flight at once, each awaiting a slow granted fetch (${result.workers} workers x ${result.callsPerWorker} calls; RSS MiB from /proc, sampled every 20 ms)`,
+    `4. ${result.calls} calls in flight at once, each awaiting a slow granted fetch (${result.workers} workers, default bounds: callsPerWorker ${result.callsPerWorker} busy, `
+      + `maxCallsPerWorker ${result.maxCallsPerWorker} in all; the sandbox alone, without the service's admission control; RSS MiB from /proc, sampled every 20 ms)`,
     table(['', 'total', 'coordinator', 'workers', 'worker processes'], [
       ['before the calls', ...rss(result.baseline)],
       ['peak of the sum', ...rss(result.peak)],
