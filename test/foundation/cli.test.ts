@@ -172,7 +172,7 @@ describe.concurrent('paddock CLI', () => {
     const agent = new http.Agent({ keepAlive: true });
     onTestFinished(() => { agent.destroy(); });
     // The document is split around the signal: only a server that reads its second half after
-    // SIGTERM sees it whole, and then answers that POST /v1/whoami has no route (404, not 400).
+    // SIGTERM sees it whole, and then answers that /v1/whoami does not take POST (405, not 400).
     const upload = startSlowUpload(`${url}/v1/whoami`, bearer(INVOKE_KEY), '{"sent": "before", "then":', agent);
     await upload.inFlight;
 
@@ -182,8 +182,8 @@ describe.concurrent('paddock CLI', () => {
     expect(await tryConnect(url)).toBe('ECONNREFUSED');
     upload.finish(' "after"}');
     const outcome = await upload.outcome;
-    expect(outcome).toMatchObject({ status: 404 });
-    expect(JSON.parse((outcome as { body: string }).body)).toMatchObject({ detail: 'No route matches POST /v1/whoami.' });
+    expect(outcome).toMatchObject({ status: 405 });
+    expect(JSON.parse((outcome as { body: string }).body)).toMatchObject({ detail: '/v1/whoami does not take POST; it takes GET, HEAD.' });
 
     const exit = await paddock.exited;
     expect(exit).toMatchObject({ code: 0, signal: null, stderr: '' });

@@ -158,7 +158,7 @@ describe('shutdown', () => {
     const agent = new http.Agent({ keepAlive: true });
     onTestFinished(() => { agent.destroy(); });
     // The JSON document is cut in two: only a server that reads the second half after the shutdown
-    // began sees a complete document, and then answers that POST /v1/whoami has no route.
+    // began sees a complete document, and then answers that /v1/whoami does not take POST.
     const upload = startSlowUpload(`${service.url}/v1/whoami`, bearer(INVOKE_KEY), '{"sent": "before", "then":', agent);
     await upload.inFlight;
 
@@ -166,8 +166,8 @@ describe('shutdown', () => {
     expect(await tryConnect(service.url)).toBe('ECONNREFUSED');
     upload.finish(' "after"}');
     const outcome = await upload.outcome;
-    expect(outcome).toMatchObject({ status: 404 });
-    expect(JSON.parse((outcome as { body: string }).body)).toMatchObject({ detail: 'No route matches POST /v1/whoami.' });
+    expect(outcome).toMatchObject({ status: 405 });
+    expect(JSON.parse((outcome as { body: string }).body)).toMatchObject({ detail: '/v1/whoami does not take POST; it takes GET, HEAD.' });
     expect(await stopped).toEqual({ forced: false });
     expect(logs.records().map((record) => record['msg']).slice(-3)).toEqual([
       'shutting down: no new connections; waiting for in-flight requests', 'request', 'shut down',
