@@ -41,9 +41,10 @@ export interface IsolateCall {
    */
   deferDispose?: ((dispose: () => void) => void) | undefined;
   /**
-   * Told when the guest turns idle (its isolate spent under half the last CPU poll's window running:
-   * it awaits host operations or timers) or busy again. A call starts busy; nothing is told after
-   * the outcome. Lets the worker's supervisor count only calls that compete for CPU.
+   * Told when the guest turns idle (its isolate spent under half the last CPU poll's window running
+   * while at least one host operation, such as a fetch or a timer, was pending) or busy again. A call
+   * starts busy; nothing is told after the outcome. Lets the worker's supervisor count only calls
+   * that compete for CPU.
    */
   onBusyChange?: ((busy: boolean) => void) | undefined;
 }
@@ -208,9 +209,12 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
       end(new CallError('timeout', `The call exceeded its CPU-time limit of ${limits.cpuTimeMs} ms.`, { clock: 'cpu', limitMs: limits.cpuTimeMs }));
     }
     sampleBusy();
-    if (busy !== reportedBusy && ended === undefined) {
-      reportedBusy = busy;
-      call.onBusyChange?.(busy);
+    // Idle means awaiting the host (a fetch, a timer, a file): a quiet isolate with nothing pending
+    // is one still waiting for its thread on a loaded worker, and stays busy.
+    const active = busy || pending.size === 0;
+    if (active !== reportedBusy && ended === undefined) {
+      reportedBusy = active;
+      call.onBusyChange?.(active);
     }
   }, CPU_POLL_MS);
   const onAbort = (): void => {
