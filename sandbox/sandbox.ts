@@ -44,6 +44,8 @@ interface CallCommon {
   /** The operator's configured secrets; only the names the grant allows reach the worker. */
   secrets: Readonly<Record<string, string>>;
   signal?: AbortSignal | undefined;
+  /** Each console line as the guest writes it (the outcome's `logs` hold them all as well). */
+  onLog?: ((line: LogLine) => void) | undefined;
 }
 
 export interface ToolCall extends CallCommon {
@@ -144,7 +146,7 @@ export class Sandbox {
       request: this.#request(call, call.bundle, { kind: 'tool', params: call.params, callId: call.identity.callId, sessionId: call.identity.sessionId ?? null }),
       signal: call.signal,
       onUpdate: call.onUpdate,
-      onLog: (level, text) => { logs.push({ level, text }); },
+      onLog: (level, text) => { logs.push({ level, text }); call.onLog?.({ level, text }); },
     });
     const durationMs = performance.now() - started;
     const { timings } = reply;
@@ -166,7 +168,7 @@ export class Sandbox {
     const reply = await this.#pool.run({
       request: this.#request(call, bundle, { kind: 'exec' }),
       signal: call.signal,
-      onLog: (level, text) => { logs.push({ level, text }); },
+      onLog: (level, text) => { logs.push({ level, text }); call.onLog?.({ level, text }); },
     });
     const durationMs = performance.now() - started;
     const { timings } = reply;

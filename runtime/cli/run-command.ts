@@ -5,7 +5,7 @@ import { CallError } from '../../sandbox/errors.ts';
 import { InvalidGrantError, resolveGrant } from '../../sandbox/grants/index.ts';
 import { DEFAULT_LIMITS } from '../../sandbox/limits.ts';
 import { startSandbox } from '../../sandbox/sandbox.ts';
-import type { CallFailureInfo, LogLine, Sandbox } from '../../sandbox/sandbox.ts';
+import type { LogLine, Sandbox } from '../../sandbox/sandbox.ts';
 import type { WireGrant } from '../../sandbox/worker/messages.ts';
 import { UsageError, parseRunArgs } from './run-args.ts';
 import type { RunArgs } from './run-args.ts';
@@ -51,7 +51,7 @@ async function runTool(sandbox: Sandbox, args: RunArgs, io: CliIo): Promise<numb
     return fail(io, 'SyntaxError', error instanceof CallError ? error.message : String(error));
   }
   const described = await sandbox.describe(bundle, identity(path.basename(file)));
-  if (!described.ok) return failWith(io, described.error, []);
+  if (!described.ok) return fail(io, described.error.name, described.error.message);
   let grant: WireGrant;
   try {
     grant = resolveGrant(described.declarations.permissions ?? {}, flagsAsPermissions(args), undefined, { cwd: io.cwd }) as unknown as WireGrant;
@@ -63,9 +63,9 @@ async function runTool(sandbox: Sandbox, args: RunArgs, io: CliIo): Promise<numb
     identity: identity(typeof described.declarations.name === 'string' ? described.declarations.name : path.basename(file)),
     bundle, params: args.params, grant, cwd: io.cwd, secrets: processSecrets(io.env),
     onUpdate: (text) => { io.stderr(`update: ${text}\n`); },
+    onLog: printLog(io),
   });
-  if (!outcome.ok) return failWith(io, outcome.error, outcome.logs);
-  printLogs(io, outcome.logs);
+  if (!outcome.ok) return fail(io, outcome.error.name, outcome.error.message);
   if (outcome.isError) return fail(io, 'ToolError', outcome.content);
   io.stdout(withNewline(outcome.content));
   return 0;
@@ -102,9 +102,8 @@ export async function execCommand(argv: readonly string[], io: CliIo): Promise<n
       if (error instanceof InvalidGrantError) return fail(io, 'TypeError', error.message);
       throw error;
     }
-    const outcome = await sandbox.exec({ identity: identity('code_exec'), code: snippet, language: language ?? 'ts', grant, cwd: io.cwd, secrets: processSecrets(io.env) });
-    if (!outcome.ok) return failWith(io, outcome.error, outcome.logs);
-    printLogs(io, outcome.logs);
+    const outcome = await sandbox.exec({ identity: identity('code_exec'), code: snippet, language: language ?? 'ts', grant, cwd: io.cwd, secrets: processSecrets(io.env), onLog: printLog(io) });
+    if (!outcome.ok) return fail(io, outcome.error.name, outcome.error.message);
     if (outcome.result !== null) io.stdout(withNewline(typeof outcome.result === 'string' ? outcome.result : JSON.stringify(outcome.result, null, 2)));
     return 0;
   });
@@ -140,13 +139,9 @@ function processSecrets(env: CliIo['env']): Record<string, string> {
   return secrets;
 }
 
-function printLogs(io: CliIo, logs: readonly LogLine[]): void {
-  for (const line of logs) (line.level === 'error' || line.level === 'warn' ? io.stderr : io.stdout)(`${line.text}\n`);
-}
-
-function failWith(io: CliIo, error: CallFailureInfo, logs: readonly LogLine[]): number {
-  printLogs(io, logs);
-  return fail(io, error.name, error.message);
+/** Console lines go out as the guest writes them, interleaved with updates as under Deno. */
+function printLog(io: CliIo): (line: LogLine) => void {
+  return (line) => { (line.level === 'error' || line.level === 'warn' ? io.stderr : io.stdout)(`${line.text}\n`); };
 }
 
 function fail(io: CliIo, name: string, message: string): number {
