@@ -6,7 +6,7 @@
  *      created inside the call) vs a call on an isolate prepared ahead (the warm pool) vs one
  *      prepared from a startup snapshot of the guest runtime (`ivm.Isolate.createSnapshot`), with
  *      the preparation cost broken down by step; and the V8 code cache: first compile vs later ones.
- *   2. End to end through the worker pool: `sandbox.runTool` of a pure-compute tool and of a tool
+ *   2. End to end through the worker pool: `sandbox.runTool` of a trivial (echo) tool, a pure-compute tool and a tool
  *      doing one granted fetch to a loopback server, at concurrency 1, 2, 4 and 8.
  *   3. The alternative: `deno run` per call on the same module and params (as scripts/deno-run.ts
  *      runs it), at the same concurrency. Where each Paddock call's time went comes from the
@@ -39,6 +39,7 @@ import type { PermissionSet } from '../sandbox/grants/index.ts';
 import { codeCache, prepareIsolate } from '../sandbox/host/prepared-isolate.ts';
 import type { PreparedIsolate } from '../sandbox/host/prepared-isolate.ts';
 import { runInIsolate } from '../sandbox/host/run-in-isolate.ts';
+import { RUNTIME_WARMUP } from '../sandbox/host/runtime-warmup.ts';
 import type { IsolateOutcome } from '../sandbox/host/run-in-isolate.ts';
 import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from '../sandbox/host/transfer.ts';
 import type { Doors } from '../sandbox/host/transfer.ts';
@@ -222,6 +223,17 @@ function rotated<T>(items: readonly T[], by: number): T[] {
 // ---------------------------------------------------------------------------------------------
 // Tool modules, written to a scratch folder and bundled as the registry bundles them
 
+/** The issue's trivial tool: no work of its own, so a call measures the sandbox alone. */
+const ECHO_SOURCE = `export const name = "bench_echo";
+export const description = "Greets by name (benchmark).";
+export const parameters = { type: "object", properties: { name: { type: "string" } }, required: ["name"] };
+export const permissions = {};
+export default function execute(params: { name: string }): string {
+  return "hello " + params.name;
+}
+`;
+const ECHO_EXPECTED = 'hello bench';
+
 const COMPUTE_SOURCE = `export const name = "bench_compute";
 export const description = "Sums the squares below n (benchmark).";
 export const parameters = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
@@ -296,7 +308,7 @@ if (typeof result === "string") {
 }
 
 interface ToolUnderTest {
-  id: 'compute' | 'fetch';
+  id: 'echo' | 'compute' | 'fetch';
   bundle: Bundle;
   params: unknown;
   grant: WireGrant;
@@ -368,15 +380,6 @@ function prepareStepwise(source: IsolateSource, heapMiB: number): { prepared: Pr
   }
 }
 
-/** The snapshot's warm-up: boot and invoke once in a throwaway context so V8 keeps their compiled code. */
-const SNAPSHOT_WARMUP = `
-globalThis.__paddock_request = function () { return 0; };
-globalThis.__paddock_call = function () { return { ok: true, value: null }; };
-globalThis.__paddock_cancel = function () {};
-__paddock_boot();
-globalThis.__paddock_module = { default: function () { return "warm"; } };
-__paddock_invoke({ kind: "tool", params: {}, callId: "warmup", sessionId: null });
-`;
 
 /**
  * A pool of prepared isolates like WarmIsolates (sandbox/host/prepared-isolate.ts), with the refill
@@ -468,7 +471,7 @@ async function benchInWorker(runtime: Runtime, tool: ToolUnderTest, options: Ben
     snapshot?.release();
     snapshot = plain.value;
     try {
-      const warmed = await measure(() => Promise.resolve(ivm.Isolate.createSnapshot([{ code: runtime.code, filename: 'paddock:runtime' }], SNAPSHOT_WARMUP)));
+      const warmed = await measure(() => Promise.resolve(ivm.Isolate.createSnapshot([{ code: runtime.code, filename: 'paddock:runtime' }], RUNTIME_WARMUP)));
       samples.add('createSnapshot (warm-up)', warmed.wallMs);
       warmedSnapshot?.release();
       warmedSnapshot = warmed.value;
@@ -1254,7 +1257,7 @@ function printReport(machine: Machine, options: BenchOptions, parts: ReportParts
     const { cells, ipc, pacedGapMs } = parts.e2e;
     out.push(`2-3. End to end: sandbox.runTool through the worker pool vs \`deno ${DENO_RUN_FLAGS.join(' ')}\` per call (latency ms; throughput calls/s)`);
     const e2eRows: string[][] = [];
-    for (const tool of ['compute', 'fetch'] as const) {
+    for (const tool of ['echo', 'compute', 'fetch'] as const) {
       for (const concurrency of [...CONCURRENCY, 'paced'] as const) {
         const paddock = cells.find((cell) => cell.tool === tool && cell.runner === 'paddock' && cell.concurrency === concurrency);
         const deno = cells.find((cell) => cell.tool === tool && cell.runner === 'deno' && cell.concurrency === concurrency);
@@ -1270,9 +1273,9 @@ function printReport(machine: Machine, options: BenchOptions, parts: ReportParts
     }
     out.push(table(['tool', 'concurrency', 'paddock p50', 'p90', 'p99', 'isolate cpu', 'calls/s', 'deno p50', 'p90', 'calls/s', 'latency P/D', 'throughput P/D', 'calls P/D'], e2eRows));
     out.push('');
-    out.push('   where a compute call\'s time goes (ms, from outcome.timings: p50 / mean per phase; cold = share of calls without a warm isolate)');
+    out.push('   where a trivial (echo) call\'s time goes (ms, from outcome.timings: p50 / mean per phase; cold = share of calls without a warm isolate)');
     const phaseCells = (['paced', 1, 8] as const).flatMap((concurrency) => {
-      const cell = cells.find((entry) => entry.tool === 'compute' && entry.runner === 'paddock' && entry.concurrency === concurrency);
+      const cell = cells.find((entry) => entry.tool === 'echo' && entry.runner === 'paddock' && entry.concurrency === concurrency);
       return cell?.phases === null || cell === undefined ? [] : [{ label: concurrency === 'paced' ? 'paced' : `c${concurrency}`, cell, phases: cell.phases }];
     });
     if (phaseCells.length === 0) {
@@ -1373,7 +1376,7 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
 
     const toolsFolder = path.join(folder, 'tools');
     await mkdir(toolsFolder);
-    const sources = { compute: COMPUTE_SOURCE, fetch: FETCH_SOURCE, large: largeSource(options.quick ? 50 : 400) };
+    const sources = { echo: ECHO_SOURCE, compute: COMPUTE_SOURCE, fetch: FETCH_SOURCE, large: largeSource(options.quick ? 50 : 400) };
     for (const [name, source] of Object.entries(sources)) await writeFile(path.join(toolsFolder, `${name}.ts`), source);
     const url = `http://127.0.0.1:${port}/ping`;
     const makeTool = async (id: ToolUnderTest['id'], params: unknown, declared: PermissionSet, policy: PermissionSet, allow: string[]): Promise<ToolUnderTest> => {
@@ -1384,10 +1387,11 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
         id, params,
         bundle: await bundleToolModule(file, toolsFolder),
         grant: resolveGrant(declared, policy, undefined, { cwd: ROOT }) as unknown as WireGrant,
-        expected: id === 'compute' ? COMPUTE_EXPECTED : FETCH_BODY,
+        expected: id === 'echo' ? ECHO_EXPECTED : id === 'compute' ? COMPUTE_EXPECTED : FETCH_BODY,
         denoArgs: [...DENO_RUN_FLAGS, ...allow, harness],
       };
     };
+    const echo = await makeTool('echo', { name: 'bench' }, {}, {}, []);
     const compute = await makeTool('compute', { n: COMPUTE_N }, {}, {}, []);
     const fetchTool = await makeTool('fetch', { url }, { net: ['127.0.0.1'] }, { net: [`127.0.0.1:${port}`] }, [`--allow-net=127.0.0.1:${port}`]);
     const large = await bundleToolModule(path.join(toolsFolder, 'large.ts'), toolsFolder);
@@ -1441,7 +1445,7 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
       const ipcCall = isolateCall(runtime, compute, 'ipc');
       ipcCall.revoke();
       const ipc = await benchIpc(ipcCall.request, options.iterations);
-      const cells = await benchEndToEnd(sandbox, [compute, fetchTool], options, denoEnv, pacedGapMs, log);
+      const cells = await benchEndToEnd(sandbox, [echo, compute, fetchTool], options, denoEnv, pacedGapMs, log);
       if (audit.length > 0) throw new Error(`unexpected denials: ${JSON.stringify(audit.slice(0, 3))}`);
       parts.e2e = { cells, ipc, pacedGapMs };
     }

@@ -45,7 +45,7 @@ describe('bench-sandbox', () => {
     const { code, stdout, stderr } = await runBench(['--quick', '--json', json]);
     expect(stderr).not.toMatch(/^error:/m);
     expect(code).toBe(0);
-    for (const heading of ['1. In-worker isolate phases', 'where preparation goes', 'V8 code cache', '2-3. End to end', 'where a compute call\'s time goes',
+    for (const heading of ['1. In-worker isolate phases', 'where preparation goes', 'V8 code cache', '2-3. End to end', 'where a trivial (echo) call\'s time goes',
       '4. 40 calls in flight at once', '5. A worker crash', 'Verdict']) {
       expect(stdout).toContain(heading);
     }
@@ -62,7 +62,7 @@ describe('bench-sandbox', () => {
     expect(results.codeCache.map((row) => row.script)).toEqual(['guest runtime', 'compute tool', 'large tool']);
     for (const row of results.codeCache) expect(row.compileHit.median).toBeGreaterThan(0);
 
-    for (const tool of ['compute', 'fetch']) {
+    for (const tool of ['echo', 'compute', 'fetch']) {
       for (const runner of ['paddock', 'deno']) {
         for (const concurrency of [1, 2, 4, 8]) {
           const cell = results.endToEnd.find((entry) => entry.tool === tool && entry.runner === runner && entry.concurrency === concurrency);
