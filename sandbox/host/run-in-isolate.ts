@@ -231,9 +231,14 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   const work = (async (): Promise<unknown> => {
     const bundle = await compileBundle(isolate, call);
     lap('compile');
-    await bundle.run(context, { timeout: limits.wallTimeMs });
+    // Both tasks go to the isolate's thread at once, which runs them in order: the module's top level,
+    // then the invocation. One wake-up of that thread instead of two; a top level that throws wins.
+    const ran = bundle.run(context, { timeout: limits.wallTimeMs });
+    const invoked = invoke.call([call.input]);
+    invoked.catch(() => undefined);
+    await ran;
     lap('run');
-    const value = await invoke.call([call.input]);
+    const value = await invoked;
     lap('invoke');
     return value;
   })();
