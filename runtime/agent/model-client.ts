@@ -78,11 +78,9 @@ const DEFAULTS = { requestTimeoutMs: 120_000, idleTimeoutMs: 60_000, maxRetries:
 
 export class OpenAIModelClient implements ModelClient {
   readonly #client: OpenAI;
-  readonly #baseUrl: string;
   readonly #options: { readonly [Key in keyof typeof DEFAULTS]: number };
 
   constructor(options: ModelClientOptions) {
-    this.#baseUrl = options.baseUrl;
     this.#options = {
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
@@ -170,13 +168,13 @@ export class OpenAIModelClient implements ModelClient {
         if (choice.finish_reason !== null) finishReason = choice.finish_reason;
       }
       // An aborted stream just ends: tell a stall from the caller's cancellation.
-      if (stall.happened) throw new ModelError('timeout', `The model endpoint ${this.#baseUrl} stopped sending before its answer was complete.`, { retryable: true });
+      if (stall.happened) throw new ModelError('timeout', 'The model endpoint stopped sending before its answer was complete.', { retryable: true });
       signal.throwIfAborted();
       if (chunks === 0) throw new ModelError('bad_response', 'The model endpoint ended the stream without sending anything.', { retryable: true });
       return { text, toolCalls: calls.finish(), finishReason };
     } catch (error) {
       if (stall.happened && !signal.aborted && !(error instanceof ModelError)) {
-        throw new ModelError('timeout', `The model endpoint ${this.#baseUrl} did not answer in time.`, { retryable: true, cause: error });
+        throw new ModelError('timeout', 'The model endpoint did not answer in time.', { retryable: true, cause: error });
       }
       throw error;
     } finally {
@@ -187,18 +185,18 @@ export class OpenAIModelClient implements ModelClient {
 
   #translate(error: unknown): ModelError {
     if (error instanceof APIConnectionTimeoutError) {
-      return new ModelError('timeout', `The model endpoint ${this.#baseUrl} did not answer in time.`, { retryable: true, cause: error });
+      return new ModelError('timeout', 'The model endpoint did not answer in time.', { retryable: true, cause: error });
     }
     if (error instanceof APIUserAbortError) {
-      return new ModelError('timeout', `The request to the model endpoint ${this.#baseUrl} was abandoned.`, { retryable: true, cause: error });
+      return new ModelError('timeout', 'The request to the model endpoint was abandoned.', { retryable: true, cause: error });
     }
     if (error instanceof APIConnectionError) {
-      return new ModelError('unreachable', `Cannot reach the model endpoint ${this.#baseUrl}: ${rootCause(error)}.`, { retryable: true, cause: error });
+      return new ModelError('unreachable', `Cannot reach the model endpoint: ${rootCause(error)}.`, { retryable: true, cause: error });
     }
     if (error instanceof APIError) {
       const { status: reported, headers, message } = error as APIError;
       const status = reported ?? 0;
-      const detail = `${this.#baseUrl} answered ${status}: ${message}`;
+      const detail = `it answered ${status}: ${message}`;
       if (status === 429) return new ModelError('rate_limited', `The model endpoint is rate limiting: ${detail}`, { retryable: true, status, retryAfterMs: retryAfter(headers), cause: error });
       if (status >= 500 || status === 408 || status === 409) {
         return new ModelError('server_error', `The model endpoint failed: ${detail}`, { retryable: true, status, retryAfterMs: retryAfter(headers), cause: error });
@@ -229,12 +227,16 @@ function retryAfter(headers: Headers | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** The innermost cause's code and message (fetch wraps ECONNREFUSED and friends twice). */
+/**
+ * The innermost cause's error code (fetch wraps ECONNREFUSED and friends twice), else its message.
+ * Only the code when there is one: the message names the endpoint's address, which the callers of
+ * a run (who see this) need not learn; the operator knows the configured endpoint.
+ */
 function rootCause(error: Error): string {
   let current: unknown = error;
   while (current instanceof Error && current.cause instanceof Error) current = current.cause;
   const root = current as Error & { code?: unknown };
-  return typeof root.code === 'string' && !root.message.includes(root.code) ? `${root.code} ${root.message}` : root.message;
+  return typeof root.code === 'string' ? root.code : root.message;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

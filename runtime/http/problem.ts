@@ -21,6 +21,7 @@ const PROBLEMS = {
   'invalid-tool-source': { status: 422, title: 'Invalid tool source' },
   overloaded: { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal server error' },
+  'bad-gateway': { status: 502, title: 'Bad gateway' },
   unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 

@@ -191,7 +191,7 @@ describe('a failing model endpoint', () => {
     const response = await h.post(`/v1/sessions/${id}/messages`, { content: 'Hello?' }, { headers: { accept: 'text/event-stream' } });
     const events = await new SseReader(response).rest();
     expect(events.map((event) => event.event)).toEqual(['step', 'retry', 'error']);
-    expect(events.at(-1)?.data).toEqual({ kind: 'server_error', message: `The model endpoint failed: ${h.base.fake.url} answered 502: 502 bad gateway upstream`, steps: 0 });
+    expect(events.at(-1)?.data).toEqual({ kind: 'server_error', message: 'The model endpoint failed: it answered 502: 502 bad gateway upstream', steps: 0 });
 
     h.base.fake.fallback(undefined);
     h.base.fake.script({ text: 'Here now.' });
@@ -200,14 +200,16 @@ describe('a failing model endpoint', () => {
     expect(h.base.fake.requests.at(-1)?.body.messages.map((message) => message.content)).toEqual(['Hello?', 'Hello again?']);
   });
 
-  it('is a 503 problem naming the cause for a JSON client', async () => {
+  it('is a 502 problem naming the cause (not the endpoint\'s address) for a JSON client', async () => {
     h.base.fake.fallback(() => ({ error: 500, message: 'meltdown' }));
     const id = await newSession();
     const response = await h.post(`/v1/sessions/${id}/messages`, { content: 'Hello?' });
-    expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({
-      type: 'urn:paddock:problem:unavailable', sessionId: id, steps: 0,
-      detail: `The model endpoint failed (server_error): The model endpoint failed: ${h.base.fake.url} answered 500: 500 meltdown The session is intact; send the message again to retry.`,
+    expect(response.status).toBe(502);
+    const body = await response.text();
+    expect(body).not.toContain(h.base.fake.url);
+    expect(JSON.parse(body)).toMatchObject({
+      type: 'urn:paddock:problem:bad-gateway', title: 'Bad gateway', sessionId: id, steps: 0,
+      detail: 'The model endpoint failed (server_error): The model endpoint failed: it answered 500: 500 meltdown The session is intact; send the message again to retry.',
       error: { kind: 'server_error' },
     });
     expect((await session(id)).running).toBe(false);

@@ -144,7 +144,8 @@ const messageRoute = createRoute({
     404: notFound,
     409: problem('The session is already running a turn.'),
     413: problem('The message (or the body) is over the limit.'),
-    503: problem('The model endpoint failed after retries (`error.kind`: unreachable, timeout, rate_limited, server_error, bad_response, rejected); the session is intact.'),
+    500: problem('The run failed inside Paddock (`error.kind`: internal; logged); the session is intact.'),
+    502: problem('The model endpoint failed after retries (`error.kind`: unreachable, timeout, rate_limited, server_error, bad_response, rejected); the session is intact.'),
   },
 });
 
@@ -189,9 +190,9 @@ export function sessionRoutes(sessions: SessionService): OpenAPIHono<AppEnv> {
     if (!wantsStream) {
       const result = await ticket.run(content, { signal: c.req.raw.signal });
       if (result.status === 'failed') {
-        throw new ProblemError('unavailable', `The model endpoint failed (${result.error.kind}): ${result.error.message} The session is intact; send the message again to retry.`, {
-          extensions: { sessionId: id, error: result.error, steps: result.steps },
-        });
+        const extensions = { sessionId: id, error: result.error, steps: result.steps };
+        if (result.error.kind === 'internal') throw new ProblemError('internal', `${result.error.message} Send the message again to retry.`, { extensions });
+        throw new ProblemError('bad-gateway', `The model endpoint failed (${result.error.kind}): ${result.error.message} The session is intact; send the message again to retry.`, { extensions });
       }
       return c.json(runBody(id, result), 200);
     }
