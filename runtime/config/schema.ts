@@ -68,6 +68,11 @@ const LlmSection = Type.Object(
     }),
     apiKey: Type.Optional(Type.String({ minLength: 1, description: 'Key for the model endpoint (OPENAI_API_KEY).' })),
     model: Type.String({ minLength: 1, default: 'gpt-4o-mini', description: 'Default model (PADDOCK_MODEL).' }),
+    requestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 120_000, description: 'Time for a whole answer, or for a streamed one to start; then the attempt is retried.' }),
+    idleTimeoutMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000, description: 'A streamed answer silent this long is abandoned and retried.' }),
+    maxRetries: Type.Integer({ minimum: 0, maximum: 20, default: 3, description: 'Retries after the first attempt (timeouts, 429, 5xx, connection errors, malformed answers).' }),
+    retryBaseMs: Type.Integer({ minimum: 1, maximum: 60_000, default: 500, description: 'First backoff delay, doubled per retry with ±25% jitter.' }),
+    retryMaxMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 20_000, description: 'Longest backoff delay, and the longest Retry-After waited for.' }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -1,5 +1,5 @@
 import { OpenAIModelClient } from '../agent/model-client.ts';
-import type { ModelClient } from '../agent/model-client.ts';
+import type { ModelClient, ModelClientOptions } from '../agent/model-client.ts';
 import type { Config } from '../config/schema.ts';
 import type { ToolSystem } from '../coordinator/tool-system.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -44,7 +44,7 @@ export function openAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     start(tools) {
       const sessions = new SessionService({
         store, coordinator: tools.coordinator, registry: tools.registry, profiles: profilesFromConfig(config), config, log: log.child({ component: 'sessions' }),
-        model: options.model ?? new OpenAIModelClient({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey }),
+        model: options.model ?? new OpenAIModelClient(modelClientOptions(config.llm)),
         limits: options.limits,
       });
       bridge.bind(sessions);
@@ -54,4 +54,10 @@ export function openAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       store.close();
     },
   };
+}
+
+/** The model client's settings from the operator's `llm` section. */
+export function modelClientOptions(llm: Config['llm']): ModelClientOptions {
+  const { baseUrl, apiKey, requestTimeoutMs, idleTimeoutMs, maxRetries, retryBaseMs, retryMaxMs } = llm;
+  return { baseUrl, apiKey, requestTimeoutMs, idleTimeoutMs, maxRetries, retryBaseMs, retryMaxMs };
 }

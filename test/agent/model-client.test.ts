@@ -8,6 +8,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError, OpenAIModelClient } from '../../runtime/agent/model-client.ts';
 import type { ModelClientOptions, ModelRequest, RetryNotice } from '../../runtime/agent/model-client.ts';
+import { loadConfig } from '../../runtime/config/load.ts';
+import { modelClientOptions } from '../../runtime/sessions/agent-runtime.ts';
 import { startFakeOpenAI } from '../helpers/fake-openai.ts';
 import type { FakeOpenAI } from '../helpers/fake-openai.ts';
 
@@ -144,5 +146,21 @@ describe('timeouts and reachability', () => {
     controller.abort();
     await expect(attempt).rejects.not.toBeInstanceOf(ModelError);
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('the operator\'s llm settings', () => {
+  it('reach the client: llm.maxRetries 0 makes one attempt, 2 makes three', async () => {
+    const llm = loadConfig({ env: {}, cwd: '/srv/paddock' }).llm;
+    fake.fallback(() => ({ error: 500, message: 'down' }));
+    const attempts = async (maxRetries: number): Promise<number> => {
+      fake.requests.length = 0;
+      const model = new OpenAIModelClient(modelClientOptions({ ...llm, baseUrl: fake.url, maxRetries, retryBaseMs: 1, retryMaxMs: 5 }));
+      await expect(model.complete(request(false), { signal: new AbortController().signal, onTextDelta: () => undefined, onRetry: () => undefined }))
+        .rejects.toMatchObject({ kind: 'server_error' });
+      return fake.requests.length;
+    };
+    expect(await attempts(0)).toBe(1);
+    expect(await attempts(2)).toBe(3);
   });
 });
