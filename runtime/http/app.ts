@@ -14,7 +14,7 @@ import { ProblemError, problemResponse } from './problem.ts';
 import { execRoutes } from './routes/exec.ts';
 import { identityRoutes } from './routes/identity.ts';
 import { manualRoutes } from './routes/manuals.ts';
-import { mcpRoutes } from './routes/mcp.ts';
+import { documentMcp, mcpRoutes } from './routes/mcp.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { systemRoutes } from './routes/system.ts';
 import { toolRoutes } from './routes/tools.ts';
@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   if (deps.sessions !== undefined) app.route('/v1', sessionRoutes(deps.sessions));
   // MCP (Streamable HTTP): its own auth and body limit, the same keys and registry; 503 without a tool system.
   app.route('/', mcpRoutes(deps, deps.mcp));
+  documentMcp(app.openAPIRegistry);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
 

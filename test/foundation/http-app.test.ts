@@ -163,7 +163,10 @@ describe('OpenAPI', () => {
     };
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'Paddock', version: '0.0.0-test' });
-    expect(Object.keys(document.paths).sort()).toEqual(['/healthz', '/metrics', '/v1/whoami']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/healthz', '/mcp', '/metrics', '/v1/whoami']);
+    // /mcp is plain Hono (the MCP SDK's transport owns its bodies), documented by hand.
+    expect(Object.keys(document.paths['/mcp'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+    expect(document.paths['/mcp']?.['post']?.security).toEqual([{ bearer: [] }]);
 
     const whoami = document.paths['/v1/whoami']?.['get'];
     expect(whoami?.security).toEqual([{ bearer: [] }]);

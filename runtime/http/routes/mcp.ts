@@ -1,3 +1,4 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { McpSessionLimitError, McpSessions, McpUnavailableError } from '../../mcp/sessions.ts';
@@ -6,6 +7,7 @@ import type { AppDeps } from '../deps.ts';
 import type { AppEnv } from '../env.ts';
 import { authenticate, requireScope } from '../middleware/auth.ts';
 import { ProblemError } from '../problem.ts';
+import { problemContent } from '../schemas.ts';
 
 export interface McpRouteOptions {
   /** Session bounds; see McpSessionsOptions. */
@@ -56,4 +58,46 @@ export function mcpRoutes(deps: AppDeps, options: McpRouteOptions = {}): Hono<Ap
     throw new ProblemError('method-not-allowed', `${c.req.method} is not served on /mcp; use POST, GET or DELETE.`, { headers: { allow: 'GET, POST, DELETE' } });
   });
   return routes;
+}
+
+const MCP_DESCRIPTION = 'The tool registry over the Model Context Protocol (Streamable HTTP, stateful sessions: '
+  + '`initialize` answers with an `Mcp-Session-Id` header that later requests send back). Tools are listed with their '
+  + 'input schemas and called with the caller key\'s policy as their grant; progress notifications carry `ctx.update` '
+  + 'text; a cancelled request aborts its call; `notifications/tools/list_changed` follows hot reloads. Needs the `invoke` scope.';
+
+/**
+ * Describes /mcp in the OpenAPI document. The route is plain Hono (the MCP SDK's transport owns
+ * its bodies), so nothing is validated from this: it is documentation only.
+ */
+export function documentMcp(registry: OpenAPIHono<AppEnv>['openAPIRegistry']): void {
+  const common = {
+    path: '/mcp',
+    tags: ['MCP'],
+    security: [{ bearer: [] }],
+  };
+  const refusals = {
+    401: { description: 'No key, or an unknown one.', content: problemContent },
+    403: { description: 'The key lacks the invoke scope.', content: problemContent },
+    413: { description: 'The body is over http.maxBodyBytes.', content: problemContent },
+    429: { description: 'Too many MCP sessions (per caller or in all); see Retry-After.', content: problemContent },
+    503: { description: 'The tool system is not running, or the service is shutting down.', content: problemContent },
+  };
+  registry.registerPath({
+    ...common, method: 'post', summary: 'Send MCP JSON-RPC messages', description: MCP_DESCRIPTION,
+    responses: {
+      200: { description: 'JSON-RPC responses, as application/json or a text/event-stream (as the client accepts).' },
+      202: { description: 'Notifications and responses accepted (nothing to answer).' },
+      400: { description: 'Not a valid MCP message, or no Mcp-Session-Id on a request other than initialize (JSON-RPC error body).' },
+      404: { description: 'An unknown, expired or closed session, or another caller\'s: initialize again (JSON-RPC error body).' },
+      ...refusals,
+    },
+  });
+  registry.registerPath({
+    ...common, method: 'get', summary: 'Open the MCP server-to-client event stream of a session',
+    responses: { 200: { description: 'A text/event-stream of server notifications (tools/list_changed).' }, 404: { description: 'Unknown session.' }, ...refusals },
+  });
+  registry.registerPath({
+    ...common, method: 'delete', summary: 'End an MCP session',
+    responses: { 200: { description: 'The session is closed.' }, 404: { description: 'Unknown session.' }, ...refusals },
+  });
 }
