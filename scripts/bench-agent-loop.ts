@@ -17,7 +17,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import type { AgentEvent } from '../runtime/agent/events.ts';
 import { OpenAIModelClient } from '../runtime/agent/model-client.ts';
@@ -30,8 +29,8 @@ import { openAgentRuntime } from '../runtime/sessions/agent-runtime.ts';
 import type { BuiltinTool } from '../runtime/tools/contract.ts';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.ts';
 import { benchResponder } from './bench-agent-model.ts';
-import { summarize } from './bench-sandbox.ts';
-import type { Summary } from './bench-sandbox.ts';
+import { benchMain, integerOption, parseBenchArgs, summarize, summaryTable } from './bench-common.ts';
+import type { Summary } from './bench-common.ts';
 
 const USAGE = `Usage: npm run bench:agent -- [options]
   --runs N       measured runs (default 60; --quick: 4)
@@ -70,35 +69,17 @@ const TARGET_P50_MS = 2;
 const caller: Caller = { name: 'bench', scopes: ['invoke'], policy: 'default' };
 
 export function parseOptions(argv: readonly string[]): AgentBenchOptions {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      runs: { type: 'string' },
-      steps: { type: 'string' },
-      stream: { type: 'boolean', default: false },
-      'user-tool': { type: 'boolean', default: false },
-      'model-thread': { type: 'boolean', default: false },
-      quick: { type: 'boolean', default: false },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const atLeast = (name: string, raw: string | undefined, fallback: number, minimum: number): number => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < minimum) throw new Error(`--${name} must be an integer >= ${minimum} (got "${raw}")`);
-    return value;
-  };
+  const values = parseBenchArgs(argv, {
+    runs: { type: 'string' },
+    steps: { type: 'string' },
+    stream: { type: 'boolean', default: false },
+    'user-tool': { type: 'boolean', default: false },
+    'model-thread': { type: 'boolean', default: false },
+  }, USAGE);
   const quick = values.quick;
   return {
-    runs: atLeast('runs', values.runs, quick ? 4 : 60, 1),
-    steps: atLeast('steps', values.steps, 10, 2),
+    runs: integerOption('runs', values.runs, quick ? 4 : 60, 1),
+    steps: integerOption('steps', values.steps, 10, 2),
     warmup: quick ? 1 : 5,
     stream: values.stream,
     userTool: values['user-tool'],
@@ -264,15 +245,14 @@ export async function benchAgentLoop(options: AgentBenchOptions): Promise<AgentB
 export function formatReport(result: AgentBenchResult): string {
   const { machine, options } = result;
   const fmt = (value: number): string => (Number.isNaN(value) ? '-' : value.toFixed(2));
-  const row = (label: string, summary: Summary): string =>
-    `${label.padEnd(28)}${String(summary.n).padStart(6)}${[summary.median, summary.p90, summary.p99, summary.min, summary.max].map((value) => fmt(value).padStart(9)).join('')}`;
+  const { header, row } = summaryTable({ label: 28, n: 6 }, 2);
   return [
     `Paddock agent-loop overhead: ${machine.cores} cores (${machine.cpuModel}), ${machine.platform}, node ${machine.node}; load ${machine.loadAverage.map((value) => value.toFixed(2)).join(' ')}`,
     `${options.runs} runs of ${options.steps} steps after ${options.warmup} warm-up; model ${options.stream ? 'streamed' : 'not streamed'} `
       + `(fake server answering at once ${options.modelThread ? 'in its own thread' : 'in this process'}, real SDK over loopback); `
       + `tool: ${options.userTool ? 'a sandboxed user tool' : 'a no-op built-in'}${options.quick ? ' (quick mode: too few samples for a figure)' : ''}`,
     '',
-    `${'per step'.padEnd(28)}${'n'.padStart(6)}${['median', 'p90', 'p99', 'min', 'max'].map((title) => title.padStart(9)).join('')}   (ms)`,
+    header('per step'),
     row('step, without tool time', result.stepWithoutTools),
     row('  model round trip', result.modelRoundTrip),
     row('  loop\'s own work', result.loopOwn),
@@ -284,14 +264,4 @@ export function formatReport(result: AgentBenchResult): string {
   ].join('\n');
 }
 
-if (import.meta.main) {
-  try {
-    const options = parseOptions(process.argv.slice(2));
-    const result = await benchAgentLoop(options);
-    process.stdout.write(formatReport(result));
-    if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(result, null, 2)}\n`);
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  }
-}
+if (import.meta.main) await benchMain(parseOptions, benchAgentLoop, formatReport);

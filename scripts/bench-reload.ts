@@ -11,15 +11,14 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Caller } from '../runtime/auth/keys.ts';
 import { loadConfig } from '../runtime/config/load.ts';
 import { startToolSystem } from '../runtime/coordinator/tool-system.ts';
 import type { ToolSystem } from '../runtime/coordinator/tool-system.ts';
 import { createLogger } from '../runtime/observability/logger.ts';
 import { builtinTools } from '../runtime/tools/builtins/index.ts';
-import { summarize } from './bench-sandbox.ts';
-import type { Summary } from './bench-sandbox.ts';
+import { benchMain, integerOption, parseBenchArgs, summarize, summaryTable } from './bench-common.ts';
+import type { Summary } from './bench-common.ts';
 
 const USAGE = `Usage: npm run bench:reload -- [options]
   --iterations N   measured saves per path (default 60; --quick: 5)
@@ -55,33 +54,12 @@ const TOOL = 'bench_reload';
 const admin: Caller = { name: 'bench', scopes: ['admin'], policy: 'default' };
 
 export function parseOptions(argv: readonly string[]): ReloadBenchOptions {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      iterations: { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      workers: { type: 'string' },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const positive = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be an integer >= 1 (got "${raw}")`);
-    return value;
-  };
+  const values = parseBenchArgs(argv, { iterations: { type: 'string' }, workers: { type: 'string' } }, USAGE);
   const quick = values.quick;
   return {
-    iterations: positive('iterations', values.iterations, quick ? 5 : 60),
+    iterations: integerOption('iterations', values.iterations, quick ? 5 : 60),
     warmup: quick ? 1 : 3,
-    workers: positive('workers', values.workers, 1),
+    workers: integerOption('workers', values.workers, 1),
     json: values.json,
     quick,
   };
@@ -198,13 +176,12 @@ export async function benchReload(options: ReloadBenchOptions): Promise<ReloadBe
 export function formatReport(result: ReloadBenchResult): string {
   const { machine, options } = result;
   const fmt = (value: number): string => (Number.isNaN(value) ? '-' : value.toFixed(1));
-  const row = (label: string, summary: Summary): string =>
-    `${label.padEnd(24)}${String(summary.n).padStart(5)}${[summary.median, summary.p90, summary.p99, summary.min, summary.max].map((value) => fmt(value).padStart(9)).join('')}`;
+  const { header, row } = summaryTable({ label: 24, n: 5 }, 1);
   return [
     `Paddock reload latency: ${machine.cores} cores (${machine.cpuModel}), ${machine.platform}, node ${machine.node}; load ${machine.loadAverage.map((value) => value.toFixed(2)).join(' ')}`,
     `${options.iterations} saves per path after ${options.warmup} warm-up, ${options.workers} sandbox worker${options.workers === 1 ? '' : 's'}, watcher on${options.quick ? ' (quick mode: too few samples for a figure)' : ''}`,
     '',
-    `${'path'.padEnd(24)}${'n'.padStart(5)}${['median', 'p90', 'p99', 'min', 'max'].map((title) => title.padStart(9)).join('')}   (ms)`,
+    header('path'),
     row('watcher: swapped', result.watcherSwapped),
     row('watcher: answering', result.watcherAnswering),
     row('write_tool: answering', result.writeToolAnswering),
@@ -214,14 +191,4 @@ export function formatReport(result: ReloadBenchResult): string {
   ].join('\n');
 }
 
-if (import.meta.main) {
-  try {
-    const options = parseOptions(process.argv.slice(2));
-    const result = await benchReload(options);
-    process.stdout.write(formatReport(result));
-    if (options.json !== undefined) await writeFile(options.json, `${JSON.stringify(result, null, 2)}\n`);
-  } catch (error) {
-    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  }
-}
+if (import.meta.main) await benchMain(parseOptions, benchReload, formatReport);

@@ -29,7 +29,6 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { AuditRecord } from '../sandbox/audit.ts';
 import { buildGuestRuntime } from '../sandbox/bundler/guest-runtime.ts';
 import { bundleToolModule } from '../sandbox/bundler/tool-bundle.ts';
@@ -47,6 +46,8 @@ import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { startSandbox } from '../sandbox/sandbox.ts';
 import type { Sandbox, ToolOutcome } from '../sandbox/sandbox.ts';
 import { bindHandlers } from '../sandbox/worker/bind-handlers.ts';
+import { integerOption, parseBenchArgs, summarize } from './bench-common.ts';
+import type { Summary } from './bench-common.ts';
 import { denoBinary } from './deno-binary.ts';
 import type { CallRequest, WireGrant } from '../sandbox/worker/messages.ts';
 
@@ -103,42 +104,24 @@ const USAGE = `usage: npm run bench:sandbox -- [--iterations N] [--quick] [--jso
 `;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      iterations: { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      json: { type: 'string' },
-      workers: { type: 'string' },
-      warm: { type: 'string' },
-      'in-flight': { type: 'string' },
-      crashes: { type: 'string' },
-      only: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  const positive = (name: string, raw: string | undefined, fallback: number, min = 1): number => {
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min} (got "${raw}")`);
-    return value;
-  };
+  const values = parseBenchArgs(argv, {
+    iterations: { type: 'string' },
+    workers: { type: 'string' },
+    warm: { type: 'string' },
+    'in-flight': { type: 'string' },
+    crashes: { type: 'string' },
+    only: { type: 'string' },
+  }, USAGE);
   const quick = values.quick;
-  const iterations = positive('iterations', values.iterations, quick ? 8 : 400);
+  const iterations = integerOption('iterations', values.iterations, quick ? 8 : 400);
   return {
     iterations,
     rounds: quick ? 2 : Math.max(2, Math.min(10, Math.floor(iterations / 10))),
     denoCalls: Math.max(quick ? 2 : 8, Math.ceil(iterations / 5)),
-    workers: positive('workers', values.workers, availableParallelism()),
-    warmIsolates: positive('warm', values.warm, 2, 0),
-    inFlight: positive('in-flight', values['in-flight'], quick ? 40 : 500),
-    crashes: positive('crashes', values.crashes, quick ? 2 : 7),
+    workers: integerOption('workers', values.workers, availableParallelism()),
+    warmIsolates: integerOption('warm', values.warm, 2, 0),
+    inFlight: integerOption('in-flight', values['in-flight'], quick ? 40 : 500),
+    crashes: integerOption('crashes', values.crashes, quick ? 2 : 7),
     sections: parseSections(values.only),
     json: values.json,
     quick,
@@ -159,32 +142,6 @@ function parseSections(raw: string | undefined): ReadonlySet<Section> {
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
-
-export interface Summary {
-  n: number;
-  median: number;
-  p90: number;
-  p99: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-/** Nearest-rank percentiles (no interpolation: every reported value was observed). */
-export function summarize(samples: readonly number[]): Summary {
-  if (samples.length === 0) return { n: 0, median: Number.NaN, p90: Number.NaN, p99: Number.NaN, mean: Number.NaN, min: Number.NaN, max: Number.NaN };
-  const sorted = [...samples].sort((a, b) => a - b);
-  const rank = (p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
-  return {
-    n: sorted.length,
-    median: rank(0.5),
-    p90: rank(0.9),
-    p99: rank(0.99),
-    mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
-    min: sorted[0] ?? Number.NaN,
-    max: sorted[sorted.length - 1] ?? Number.NaN,
-  };
-}
 
 class Samples {
   readonly #by = new Map<string, number[]>();

@@ -4,27 +4,16 @@
  * measured, the table is printed and the JSON written. No timing is asserted (the machine is
  * shared; the figure belongs in the report).
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../../scripts/bench-agent-loop.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { runNodeScript } from '../helpers/run-script.ts';
 
 const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/bench-agent-loop.ts');
 
-function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // The same flags as the npm script "bench:agent".
-    const child = spawn(process.execPath, ['--no-node-snapshot', SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    child.once('error', reject);
-    child.once('close', (code) => { resolve({ code, stdout, stderr }); });
-  });
-}
+const runBench = (args: readonly string[]) => runNodeScript(SCRIPT, args);
 
 describe('bench-agent-loop', () => {
   it('parses its options and refuses bad ones', () => {

@@ -3,12 +3,13 @@
  * every section measured something, the table is printed and the JSON is written. No timing is
  * asserted: the machine is shared, and the numbers belong in the report, not in a test.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseOptions, summarize } from '../../scripts/bench-sandbox.ts';
+import { summarize } from '../../scripts/bench-common.ts';
+import { parseOptions } from '../../scripts/bench-sandbox.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { runNodeScript } from '../helpers/run-script.ts';
 
 interface Stat { n: number; median: number }
 interface BenchJson {
@@ -25,18 +26,7 @@ interface BenchJson {
 
 const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/bench-sandbox.ts');
 
-function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // The same flags as the npm script "bench:sandbox".
-    const child = spawn(process.execPath, ['--no-node-snapshot', SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    child.once('error', reject);
-    child.once('close', (code) => { resolve({ code, stdout, stderr }); });
-  });
-}
+const runBench = (args: readonly string[]) => runNodeScript(SCRIPT, args);
 
 describe('bench-sandbox', () => {
   it('runs every section in quick mode, prints the table and writes the JSON', async () => {

@@ -3,27 +3,17 @@
  * `npm run bench:reload` runs it: every path measured every save, the table is printed and the
  * JSON written. No timing is asserted: the machine is shared; the figures belong in the report.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../../scripts/bench-reload.ts';
 import type { ReloadBenchResult } from '../../scripts/bench-reload.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { runNodeScript } from '../helpers/run-script.ts';
 
 const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/bench-reload.ts');
 
-function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    child.once('error', reject);
-    child.once('close', (code) => { resolve({ code, stdout, stderr }); });
-  });
-}
+const runBench = (args: readonly string[]) => runNodeScript(SCRIPT, args);
 
 describe('bench-reload', () => {
   it('measures every save of every path in quick mode, prints the table and writes the JSON', async () => {
