@@ -52,6 +52,16 @@ describe('endless loops', () => {
     await expectNextCallWorks(h);
   });
 
+  it('a top level that plants an endless execute and then throws ends with its own error; the planted execute never holds the worker', async () => {
+    // The top level and the invocation are queued together on the isolate's thread: the invocation
+    // runs after a top level that threw, finds the planted module and spins until the isolate is disposed.
+    const planted = `globalThis.__paddock_module = { default() { for (;;) {} } };\nthrow new TypeError('top level failed');\nexport default () => 'never';`;
+    for (let index = 0; index < 3; index++) {
+      expectFailure(await h.tool(planted, { limits: CPU_BOUND }), { kind: 'tool_error', name: 'TypeError', message: 'top level failed' });
+    }
+    await expectNextCallWorks(h);
+  });
+
   it('a catastrophic regex ends at the CPU limit', async () => {
     expectFailure(await h.exec(`return /(a+)+$/.test('a'.repeat(40) + 'b');`, { limits: CPU_BOUND }), CPU_TIMEOUT);
     expectFailure(await h.exec(`return 'x'.repeat(30).concat('!').replace(/^(\\w+\\s?)*$/, 'y');`, { limits: CPU_BOUND }), CPU_TIMEOUT);
