@@ -46,6 +46,7 @@ export async function startService(given: Config, log: Logger, options: ServiceO
   const config = freezeConfig(given);
   await ensureWritableDataDir(config.dataDir);
   const keys = await resolveKeys(config, log);
+  const metrics = createMetrics();
   let tools: ToolSystem | undefined;
   let sessions: SessionService | undefined;
   if (options.tools !== false) {
@@ -53,7 +54,7 @@ export async function startService(given: Config, log: Logger, options: ServiceO
     try {
       await mkdir(config.workspaceDir, { recursive: true, mode: 0o700 });
       agent = openAgentRuntime({ config, log });
-      tools = await startToolSystem({ config, log, env: options.env ?? {}, builtins: [...builtinTools(), ...agent.builtins] });
+      tools = await startToolSystem({ config, log, env: options.env ?? {}, builtins: [...builtinTools(), ...agent.builtins], metrics });
       sessions = agent.start(tools);
     } catch (error) {
       agent?.abandon();
@@ -64,7 +65,7 @@ export async function startService(given: Config, log: Logger, options: ServiceO
   let draining = false;
   let mcpSessions: McpSessions | undefined;
   const app = createApp({
-    config, log, metrics: createMetrics(), keys, version: PADDOCK_VERSION, tools, sessions, isDraining: () => draining,
+    config, log, metrics, keys, version: PADDOCK_VERSION, tools, sessions, isDraining: () => draining,
     mcp: { onSessions: (sessions) => { mcpSessions = sessions; } },
   });
 

@@ -144,6 +144,8 @@ export class Coordinator {
         code: options.code, language: options.language, grant, cwd: this.#deps.config.workspaceDir, secrets: this.#deps.secrets,
         signal: options.signal, limits: options.timeoutMs === undefined ? {} : { wallTimeMs: options.timeoutMs },
       });
+      // A nested exec is the code_exec built-in's own call, which invoke already reports.
+      if (options.nested !== true) this.#deps.onCallEnd?.('code_exec', outcome.ok ? 'ok' : outcome.error.kind, outcome.durationMs);
       return outcome.ok
         ? { ok: true, result: outcome.result, logs: outcome.logs, durationMs: outcome.durationMs }
         : { ok: false, result: null, logs: outcome.logs, error: outcome.error, durationMs: outcome.durationMs };

@@ -8,6 +8,7 @@ import type { Caller } from '../auth/keys.ts';
 import type { Config } from '../config/schema.ts';
 import { AuditLog } from '../observability/audit-log.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import { ToolLoader } from '../registry/loader.ts';
 import { ToolRegistry } from '../registry/registry.ts';
 import type { RegistryChange } from '../registry/registry.ts';
@@ -37,21 +38,38 @@ export interface ToolSystemOptions {
   builtins?: readonly BuiltinTool[];
   /** Watch the tools folder and hot-reload. @defaultValue true */
   watch?: boolean;
+  /** The service's metrics: tool calls by outcome, denials, worker exits, calls in flight. */
+  metrics?: Metrics;
 }
 
 export async function startToolSystem(options: ToolSystemOptions): Promise<ToolSystem> {
   const { config, log } = options;
   const audit = await AuditLog.open(config.dataDir, log.child({ component: 'audit' }));
   const limits = resolveLimits(DEFAULT_LIMITS, config.sandbox.limits);
+  const { metrics } = options;
+  const killed = new Set<number>();
   const sandbox = await startSandbox({
-    limits, audit,
+    limits,
+    audit: {
+      record: (record) => {
+        if (!record.allowed) metrics?.capabilityDenials.inc({ capability: record.capability });
+        audit.record(record);
+      },
+    },
     workers: config.sandbox.workers === 0 ? Math.max(1, availableParallelism()) : config.sandbox.workers,
     callsPerWorker: config.sandbox.callsPerWorker,
     maxCallsPerWorker: config.sandbox.maxCallsPerWorker,
     warmIsolates: config.sandbox.warmIsolates,
     rssLimitMiB: config.sandbox.rssLimitMiB,
-    onEvent: (event) => { (event.type === 'worker-started' ? log.debug : log.warn).call(log, { sandbox: event }, `sandbox ${event.type}`); },
+    onEvent: (event) => {
+      (event.type === 'worker-started' ? log.debug : log.warn).call(log, { sandbox: event }, `sandbox ${event.type}`);
+      if (event.type === 'worker-killed') killed.add(event.pid);
+      if (event.type === 'worker-exited') {
+        metrics?.workerExits.inc({ reason: killed.delete(event.pid) ? 'killed' : 'crashed' });
+      }
+    },
   });
+  metrics?.observeSandbox(() => ({ inFlight: sandbox.pool.inFlight, workers: sandbox.pool.pids().length }));
   const listeners = new Set<(change: RegistryChange) => void>();
   const registry = new ToolRegistry({ onChange: (change) => { for (const listener of listeners) listener(change); } });
   for (const tool of options.builtins ?? []) {
@@ -78,7 +96,13 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     exec: (code, language, signal) => coordinator.exec({ caller, code, language, signal, nested: true }),
     manual,
   });
-  const coordinator: Coordinator = new Coordinator({ registry, sandbox, config, secrets: resolveSecrets(config.secrets, options.env, log), log, makeHost });
+  const coordinator: Coordinator = new Coordinator({
+    registry, sandbox, config, secrets: resolveSecrets(config.secrets, options.env, log), log, makeHost,
+    onCallEnd: (_tool, outcome, durationMs) => {
+      metrics?.toolCalls.inc({ outcome });
+      metrics?.toolDuration.observe({ outcome }, durationMs / 1000);
+    },
+  });
 
   const report = await loader.reload();
   log.info({ tools: registry.describeAll().length, user: report.added, errors: report.errors }, 'tools loaded');

@@ -26,7 +26,7 @@ const metricsRoute = createRoute({
   method: 'get',
   path: '/metrics',
   tags: ['system'],
-  summary: 'Prometheus metrics: HTTP requests and latency by route and status, process metrics.',
+  summary: 'Prometheus metrics: HTTP requests and latency by route and status; tool calls and duration by outcome, capability denials, sandbox workers and calls in flight, worker exits; process metrics.',
   responses: {
     200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: z.string() } } },
   },
