@@ -56,6 +56,9 @@ const HttpSection = Type.Object(
 const LogSection = Type.Object(
   {
     level: stringEnum(LOG_LEVELS, { default: 'info' }),
+    auditMaxFileMiB: Type.Integer({ minimum: 1, maximum: 65_536, default: 64, description: 'Size at which <dataDir>/audit.jsonl is rotated to audit.1.jsonl.' }),
+    auditKeepFiles: Type.Integer({ minimum: 0, maximum: 1000, default: 4, description: 'Rotated audit files kept (audit.1.jsonl ... audit.N.jsonl); older ones are overwritten.' }),
+    deniedWarningsPerMinute: Type.Integer({ minimum: 0, maximum: 100_000, default: 60, description: 'Capability denials logged as warnings per minute; beyond, one line counts the rest (the audit file has them all).' }),
   },
   { additionalProperties: false, default: {} },
 );

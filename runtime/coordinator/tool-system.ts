@@ -44,7 +44,9 @@ export interface ToolSystemOptions {
 
 export async function startToolSystem(options: ToolSystemOptions): Promise<ToolSystem> {
   const { config, log } = options;
-  const audit = await AuditLog.open(config.dataDir, log.child({ component: 'audit' }));
+  const audit = await AuditLog.open(config.dataDir, log.child({ component: 'audit' }), {
+    maxFileBytes: config.log.auditMaxFileMiB * 1024 * 1024, keepFiles: config.log.auditKeepFiles, deniedWarningsPerMinute: config.log.deniedWarningsPerMinute,
+  });
   const limits = resolveLimits(DEFAULT_LIMITS, config.sandbox.limits);
   const { metrics } = options;
   const killed = new Set<number>();

@@ -48,7 +48,7 @@ describe('defaults', () => {
       workspaceDir: '/srv/paddock/.paddock/workspace',
       manualsDir: '/srv/paddock/manuals',
       http: { maxBodyBytes: 1_048_576, shutdownGraceMs: 10_000, headersTimeoutMs: 30_000 },
-      log: { level: 'info' },
+      log: { level: 'info', auditMaxFileMiB: 64, auditKeepFiles: 4, deniedWarningsPerMinute: 60 },
       llm: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', requestTimeoutMs: 120_000, idleTimeoutMs: 60_000, maxRetries: 3, retryBaseMs: 500, retryMaxMs: 20_000 },
       sandbox: {
         workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, maxConcurrentCalls: 16, maxQueuedCalls: 64,
