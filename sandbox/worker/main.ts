@@ -18,8 +18,14 @@ if (process.send === undefined) {
   process.exit(2);
 }
 
+/**
+ * A message to the supervisor. Once the supervisor is gone (the service exited), nothing is sent
+ * and a failed write is dropped: without the callback Node raises it as an unhandled 'error' event,
+ * and a worker exiting that way printed an EPIPE stack to the service's stderr. 'disconnect' ends
+ * the worker.
+ */
 const send = (message: FromWorker): void => {
-  process.send?.(message);
+  if (process.connected) process.send?.(message, undefined, undefined, () => undefined);
 };
 
 /** The runtime isolates boot; it gains a snapshot once the worker has made and checked one. */
