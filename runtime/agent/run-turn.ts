@@ -2,6 +2,7 @@ import type { ToolDescription } from '../tools/contract.ts';
 import type { AgentEvent, RunEndReason } from './events.ts';
 import { executeToolCalls } from './execute-tool-calls.ts';
 import type { ExecutedCall, ToolInvoker } from './execute-tool-calls.ts';
+import { fitContext, omittedNotice } from './context-window.ts';
 import type { ContextContentPart, ContextMessage, DisplayEntry } from './messages.ts';
 import { ModelError } from './model-client.ts';
 import type { ModelClient, ModelReply } from './model-client.ts';
@@ -17,6 +18,8 @@ export interface RunSettings {
   readonly tools: readonly ToolDescription[];
   readonly maxSteps: number;
   readonly stream: boolean;
+  /** Characters of the session's context sent at most per request (the newest; see ./context-window.ts). */
+  readonly maxContextChars?: number | undefined;
 }
 
 export interface StepAdditions {
@@ -77,7 +80,7 @@ export async function runTurn(options: RunTurnOptions): Promise<TurnOutcome> {
     try {
       const system: ContextMessage[] = settings.systemPrompt === undefined || settings.systemPrompt === '' ? [] : [{ role: 'system', content: settings.systemPrompt }];
       reply = await options.model.complete(
-        { model: settings.model, messages: [...system, ...messages], tools: schemas, stream: settings.stream },
+        { model: settings.model, messages: [...system, ...requestContext(messages, settings.maxContextChars)], tools: schemas, stream: settings.stream },
         {
           signal: options.signal,
           onTextDelta: (text) => {
@@ -162,4 +165,11 @@ function imagesMessage(executed: readonly ExecutedCall[]): ContextMessage | unde
 /** A fresh read of the signal (TypeScript would narrow a repeated `signal.aborted` to its first value). */
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
+}
+
+/** The context one request sends: all of it, or its newest part with a note when it is over the budget. */
+function requestContext(messages: readonly ContextMessage[], maxChars: number | undefined): readonly ContextMessage[] {
+  if (maxChars === undefined) return messages;
+  const fitted = fitContext(messages, maxChars);
+  return fitted.omitted === 0 ? fitted.messages : [omittedNotice(fitted.omitted), ...fitted.messages];
 }

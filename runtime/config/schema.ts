@@ -148,6 +148,10 @@ const ProfileEntry = Type.Object(
       description: 'A grant policy (in "policies") that narrows the caller key\'s own policy for tool calls in these sessions; it never widens it.',
     })),
     maxSteps: Type.Integer({ minimum: 1, maximum: 1000, default: 25, description: 'Model calls per run at most (the step limit).' }),
+    maxContextChars: Type.Integer({
+      minimum: 1000, maximum: 100_000_000, default: 400_000,
+      description: 'Characters of the session\'s context sent to the model per request at most (about 4 a token): past it, the oldest messages are left out of the request (the session keeps them).',
+    }),
     writes: Type.Boolean({ default: false, description: 'Open tools of every kind (edit, write, execute, web); without it a session is read-only.' }),
     stream: Type.Boolean({ default: true, description: 'Ask the model for streamed answers.' }),
     switchTo: Type.Array(Type.String({ pattern: NAME_PATTERN }), {

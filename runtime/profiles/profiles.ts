@@ -14,6 +14,8 @@ export interface Profile {
   /** A grant policy (config "policies") that narrows the caller's own for tool calls in the session. */
   readonly policy: string | undefined;
   readonly maxSteps: number;
+  /** Characters of context sent per model request at most (the newest part). */
+  readonly maxContextChars: number;
   /** Opens the tools of every kind; without it a session sees tools of kind `read` plus `allow`. */
   readonly writes: boolean;
   /** Ask the model for streamed answers. */
@@ -39,6 +41,7 @@ export function profilesFromConfig(config: Config): ReadonlyMap<string, Profile>
       deny: Object.freeze([...entry.tools.deny]),
       policy: entry.policy,
       maxSteps: entry.maxSteps,
+      maxContextChars: entry.maxContextChars,
       writes: entry.writes,
       stream: entry.stream,
       switchTo: Object.freeze([...entry.switchTo]),

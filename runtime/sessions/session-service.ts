@@ -353,6 +353,7 @@ export class SessionService implements AgentBridge {
       systemPrompt: profile.systemPrompt,
       tools: await this.#toolsFor(record, profile),
       maxSteps: Math.min(profile.maxSteps, maxStepsCap ?? profile.maxSteps),
+      maxContextChars: profile.maxContextChars,
       stream: profile.stream,
     };
   }

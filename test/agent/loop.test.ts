@@ -55,8 +55,11 @@ interface Run {
   context: ContextMessage[];
 }
 
-async function run(options: { stream?: boolean; maxSteps?: number; context?: ContextMessage[]; signal?: AbortSignal; onEvent?: (event: AgentEvent) => void } = {}): Promise<Run> {
-  const settings: RunSettings = { model: 'fake-model', systemPrompt: 'Be brief.', tools: h.system.registry.describeAll(), maxSteps: options.maxSteps ?? 8, stream: options.stream ?? true };
+async function run(options: { stream?: boolean; maxSteps?: number; maxContextChars?: number; context?: ContextMessage[]; signal?: AbortSignal; onEvent?: (event: AgentEvent) => void } = {}): Promise<Run> {
+  const settings: RunSettings = {
+    model: 'fake-model', systemPrompt: 'Be brief.', tools: h.system.registry.describeAll(), maxSteps: options.maxSteps ?? 8, stream: options.stream ?? true,
+    maxContextChars: options.maxContextChars,
+  };
   const events: AgentEvent[] = [];
   const stored: StepAdditions[] = [];
   const start = options.context ?? [{ role: 'user', content: 'Look up paddock.' }];
@@ -238,5 +241,29 @@ describe('images', () => {
     expect(events.find((event) => event.type === 'tool-result')).toMatchObject({ result: { images: ['image/png'], metadata: { width: 1 } } });
     expect(JSON.stringify(events)).not.toContain(PNG);
     expect(JSON.stringify(stored.flatMap((additions) => additions.display))).not.toContain(PNG);
+  });
+});
+
+describe('a context over the window', () => {
+  it('sends the model its newest part after a note, while the session keeps it whole', async () => {
+    const history: ContextMessage[] = [];
+    for (let index = 0; index < 30; index++) {
+      history.push({ role: 'user', content: `question ${index} ${'q'.repeat(200)}` }, { role: 'assistant', content: `answer ${index} ${'a'.repeat(200)}` });
+    }
+    history.push({ role: 'user', content: 'Look up paddock.' });
+    h.fake.script(
+      { toolCalls: [{ id: 'call_window_1', name: 'lookup', arguments: { text: 'paddock' } }] },
+      { text: 'Found.' },
+    );
+    const { outcome, context } = await run({ context: history, maxContextChars: 2_000 });
+    expect(outcome).toMatchObject({ status: 'ended', reason: 'answered' });
+    const [first, second] = h.fake.requests.map((request) => request.body.messages);
+    expect(first?.[0]).toEqual({ role: 'system', content: 'Be brief.' });
+    expect(first?.[1]?.content).toMatch(/^\[5\d earlier messages were left out of this request to fit the context window/);
+    expect(first?.at(-1)).toEqual({ role: 'user', content: 'Look up paddock.' });
+    expect(JSON.stringify(first).length).toBeLessThan(4_000);
+    // The second request ends with the call and its result, together.
+    expect(second?.slice(-2).map((message) => message.role)).toEqual(['assistant', 'tool']);
+    expect(context.slice(0, history.length)).toEqual(history);
   });
 });

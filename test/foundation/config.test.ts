@@ -34,7 +34,7 @@ function problemsOf(options: Partial<LoadConfigOptions>): readonly string[] {
 
 const ALLOWED_TOP_LEVEL = 'host, port, dataDir, toolsDir, apiKeys, workspaceDir, manualsDir, http, log, llm, sandbox, policies, secrets, profiles';
 /** The "default" profile as the embedded defaults make it: read-only, 25 steps, streamed. */
-const DEFAULT_PROFILE = { tools: { allow: [], deny: [] }, maxSteps: 25, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
+const DEFAULT_PROFILE = { tools: { allow: [], deny: [] }, maxSteps: 25, maxContextChars: 400_000, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
 const LEVELS = '"fatal", "error", "warn", "info", "debug", "trace", "silent"';
 
 describe('defaults', () => {
@@ -304,7 +304,7 @@ describe('profiles', () => {
   it('report unknown keys, bad tool names and out-of-range limits precisely', async () => {
     const file = await configFile({ profiles: { p: { maxSteps: 0, tools: { allow: ['Bad-Name'] }, write: true } } });
     expect(problemsOf({ configPath: file })).toEqual([
-      `${file} /profiles/p: unknown key "write"; allowed keys: description, model, systemPrompt, tools, policy, maxSteps, writes, stream, switchTo, maxSpawnDepth`,
+      `${file} /profiles/p: unknown key "write"; allowed keys: description, model, systemPrompt, tools, policy, maxSteps, maxContextChars, writes, stream, switchTo, maxSpawnDepth`,
       `${file} /profiles/p/tools/allow/0: expected a string matching ^[a-z][a-z0-9_]{0,63}$, found "Bad-Name"`,
       `${file} /profiles/p/maxSteps: expected a number >= 1, found 0`,
     ]);

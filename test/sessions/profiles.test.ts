@@ -15,14 +15,14 @@ import { toolResultIn } from '../helpers/fake-openai.ts';
 import { startSessionHarness } from './harness.ts';
 import type { SessionHarness } from './harness.ts';
 
-const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 25, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
+const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 25, maxContextChars: 400_000, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
 
 describe('toolView', () => {
   const tool = (name: string, kind: ToolDescription['kind']): ToolDescription =>
     ({ name, kind, description: '', parameters: {}, mode: 'parallel', source: 'builtin', permissions: {} });
   const tools = [tool('read_a', 'read'), tool('write_b', 'write'), tool('web_c', 'web'), tool('exec_d', 'execute')];
   const profile = (changes: Partial<Profile>): Profile => ({
-    name: 'p', description: '', model: 'm', systemPrompt: undefined, allow: [], deny: [], policy: undefined, maxSteps: 5,
+    name: 'p', description: '', model: 'm', systemPrompt: undefined, allow: [], deny: [], policy: undefined, maxSteps: 5, maxContextChars: 400_000,
     writes: false, stream: true, switchTo: [], maxSpawnDepth: 1, ...changes,
   });
   const names = (view: ToolDescription[]) => view.map((item) => item.name);

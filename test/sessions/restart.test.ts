@@ -18,7 +18,7 @@ const options = (dir: string): SessionHarnessOptions => ({
   userTools: { 'lookup.ts': userTool('lookup', 'return "found:" + params.text;') },
   stateTools: true,
   configure: (config: Config) => {
-    config.profiles['default'] = { tools: { allow: ['memory_save'], deny: [] }, maxSteps: 25, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
+    config.profiles['default'] = { tools: { allow: ['memory_save'], deny: [] }, maxSteps: 25, maxContextChars: 400_000, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
   },
 });
 

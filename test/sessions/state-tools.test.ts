@@ -13,7 +13,7 @@ import { toolResultIn } from '../helpers/fake-openai.ts';
 import { startSessionHarness } from './harness.ts';
 import type { SessionHarness } from './harness.ts';
 
-const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 25, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
+const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 25, maxContextChars: 400_000, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
 let h: SessionHarness;
 
 beforeAll(async () => {

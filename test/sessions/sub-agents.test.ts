@@ -14,7 +14,7 @@ import type { RecordedRequest } from '../helpers/fake-openai.ts';
 import { SseReader, startSessionHarness } from './harness.ts';
 import type { SessionHarness } from './harness.ts';
 
-const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 6, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
+const base: ProfileConfig = { tools: { allow: [], deny: [] }, maxSteps: 6, maxContextChars: 400_000, writes: false, stream: true, switchTo: [], maxSpawnDepth: 1 };
 let h: SessionHarness;
 
 beforeAll(async () => {
