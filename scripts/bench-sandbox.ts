@@ -49,6 +49,7 @@ import { bindHandlers } from '../sandbox/worker/bind-handlers.ts';
 import { integerOption, parseBenchArgs, summarize } from './bench-common.ts';
 import type { Summary } from './bench-common.ts';
 import { denoBinary } from './deno-binary.ts';
+import { denoHarness } from './deno-run.ts';
 import type { CallRequest, WireGrant } from '../sandbox/worker/messages.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -226,42 +227,6 @@ function largeSource(functions: number): string {
   lines.push(`const table = [${Array.from({ length: functions }, (_, index) => `helper${index}`).join(', ')}];`);
   lines.push('export default function execute(): string { return table[0]("x", 3); }');
   return lines.join('\n');
-}
-
-/** Mirrors the harness of scripts/deno-run.ts (same output contract), written once per tool. */
-function denoHarness(toolUrl: string, params: unknown): string {
-  return `
-const write = (stream, text) => stream.writeSync(new TextEncoder().encode(text));
-const fail = (name, message) => { write(Deno.stderr, "error: " + name + ": " + message + "\\n"); Deno.exit(1); };
-let tool;
-try {
-  tool = await import(${JSON.stringify(toolUrl)});
-} catch (error) {
-  fail(error?.name ?? "Error", error?.message ?? String(error));
-}
-if (typeof tool.default !== "function") fail("TypeError", "The module has no default export function (execute).");
-const controller = new AbortController();
-const ctx = {
-  signal: controller.signal,
-  update: (text) => { write(Deno.stderr, "update: " + String(text) + "\\n"); },
-  callId: "cli",
-  sessionId: null,
-};
-let result;
-try {
-  result = await tool.default(${JSON.stringify(params)}, ctx);
-} catch (error) {
-  fail(error?.name ?? "Error", error?.message ?? String(error));
-}
-if (typeof result === "string") {
-  write(Deno.stdout, result.endsWith("\\n") ? result : result + "\\n");
-} else if (result !== null && typeof result === "object" && typeof result.content === "string") {
-  if (result.isError === true) fail("ToolError", result.content);
-  write(Deno.stdout, result.content.endsWith("\\n") ? result.content : result.content + "\\n");
-} else {
-  fail("TypeError", "The tool returned neither a string nor a { content } object.");
-}
-`;
 }
 
 interface ToolUnderTest {

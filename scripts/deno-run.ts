@@ -15,8 +15,11 @@ import { denoBinary } from './deno-binary.ts';
 
 const DENO = denoBinary();
 
-/** The harness Deno runs. The tool is imported through a literal specifier, so Deno needs no read grant for it. */
-function harness(toolUrl: string, params: unknown): string {
+/**
+ * The harness Deno runs (the benchmark runs it too). The tool is imported through a literal
+ * specifier, so Deno needs no read grant for it.
+ */
+export function denoHarness(toolUrl: string, params: unknown): string {
   return `
 const write = (stream, text) => stream.writeSync(new TextEncoder().encode(text));
 const fail = (name, message) => { write(Deno.stderr, "error: " + name + ": " + message + "\\n"); Deno.exit(1); };
@@ -93,7 +96,7 @@ export async function runUnderDeno(argv: readonly string[], options: DenoRunOpti
   const folder = await mkdtemp(path.join(tmpdir(), 'paddock-deno-'));
   try {
     const entry = path.join(folder, 'main.js');
-    await writeFile(entry, harness(pathToFileURL(path.resolve(options.cwd, args.file)).href, args.params));
+    await writeFile(entry, denoHarness(pathToFileURL(path.resolve(options.cwd, args.file)).href, args.params));
     const capture = options.output === 'capture';
     const child = spawn(DENO, ['run', '--no-prompt', '--quiet', ...denoFlags(args.allow), entry], {
       cwd: options.cwd,
