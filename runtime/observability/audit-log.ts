@@ -12,7 +12,7 @@ export interface AuditLogOptions {
   keepFiles?: number;
   /** Denials logged as warnings per minute; beyond, one summary line says how many were not. @defaultValue 60 */
   deniedWarningsPerMinute?: number;
-  /** The clock, for tests. */
+  /** The clock, for tests (the end-of-minute timer still runs on real time). */
   now?: () => number;
 }
 
@@ -40,6 +40,7 @@ export class AuditLog implements AuditSink {
   #windowStart = Number.NEGATIVE_INFINITY;
   #warned = 0;
   #suppressed = 0;
+  #flushTimer: NodeJS.Timeout | undefined;
 
   private constructor(file: string, log: Logger, options: AuditLogOptions) {
     this.file = file;
@@ -126,11 +127,15 @@ export class AuditLog implements AuditSink {
       this.#warned++;
       this.#log.warn({ audit: line }, 'capability denied');
     } else {
+      // The count goes out when the minute ends, even if no denial follows to open the next one.
+      if (this.#suppressed === 0) this.#flushTimer = setTimeout(() => { this.#flushSuppressed(); }, this.#windowStart + MINUTE_MS - now).unref();
       this.#suppressed++;
     }
   }
 
   #flushSuppressed(): void {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
     if (this.#suppressed === 0) return;
     this.#log.warn({ suppressed: this.#suppressed, file: this.file }, `${this.#suppressed} more capability denials were not logged here; the audit file has every one`);
     this.#suppressed = 0;

@@ -5,7 +5,7 @@
  * among those kept), and denial warnings are limited per minute with a count of the rest.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../../runtime/observability/audit-log.ts';
 import { captureLog } from '../helpers/app.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -67,5 +67,21 @@ describe('AuditLog', () => {
       'capability denied',
     ]);
     expect((await readFile(audit.file, 'utf8')).trim().split('\n')).toHaveLength(11);
+  });
+
+  it('writes the count of unlogged denials when the minute ends, even if no denial follows', async ({ onTestFinished }) => {
+    const dataDir = await tempDir(onTestFinished);
+    const capture = captureLog();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => { vi.useRealTimers(); });
+    const audit = await AuditLog.open(dataDir, capture.log, { deniedWarningsPerMinute: 1, now: () => 5_000 });
+    const denial = { callId: 'c', tool: 'probe', caller: 'ci', capability: 'net' as const, target: '10.0.0.1:80', allowed: false };
+    for (let index = 0; index < 3; index++) audit.record(denial);
+    vi.advanceTimersByTime(59_999);
+    expect(capture.records().filter((entry) => entry['level'] === 'warn')).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(capture.records().filter((entry) => entry['level'] === 'warn').map((entry) => entry['msg']))
+      .toEqual(['capability denied', '2 more capability denials were not logged here; the audit file has every one']);
+    await audit.close();
   });
 });
