@@ -35,13 +35,12 @@ import { bundleToolModule } from '../sandbox/bundler/tool-bundle.ts';
 import type { Bundle } from '../sandbox/bundler/tool-bundle.ts';
 import { resolveGrant } from '../sandbox/grants/index.ts';
 import type { PermissionSet } from '../sandbox/grants/index.ts';
-import { codeCache, prepareIsolate } from '../sandbox/host/prepared-isolate.ts';
+import { bootRuntime, codeCache, prepareIsolate } from '../sandbox/host/prepared-isolate.ts';
 import type { PreparedIsolate } from '../sandbox/host/prepared-isolate.ts';
 import { runInIsolate } from '../sandbox/host/run-in-isolate.ts';
 import { RUNTIME_WARMUP } from '../sandbox/host/runtime-warmup.ts';
 import type { IsolateOutcome } from '../sandbox/host/run-in-isolate.ts';
-import { compileCachedSync, installDoorsSync, ivm, refuse, takeGuestFunctionSync } from '../sandbox/host/transfer.ts';
-import type { Doors } from '../sandbox/host/transfer.ts';
+import { compileCachedSync, ivm, refuse } from '../sandbox/host/transfer.ts';
 import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { startSandbox } from '../sandbox/sandbox.ts';
 import type { Sandbox, ToolOutcome } from '../sandbox/sandbox.ts';
@@ -271,30 +270,8 @@ function prepareStepwise(source: IsolateSource, heapMiB: number): { prepared: Pr
       script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
       lap('run runtime script');
     }
-    let attached: Doors | undefined;
-    const forward: Doors = {
-      request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
-      call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
-      cancel: (id) => { attached?.cancel(id); },
-    };
-    installDoorsSync(context, forward);
-    lap('install doors');
-    context.evalSync('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
-    lap('boot (Web APIs, Deno)');
-    const settle = takeGuestFunctionSync(context, '__paddock_settle');
-    const invoke = takeGuestFunctionSync(context, '__paddock_invoke');
-    const abort = takeGuestFunctionSync(context, '__paddock_abort');
-    lap('take entry functions');
-    let used = false;
-    const prepared: PreparedIsolate = {
-      isolate, context, heapMiB, runtimeHash: source.runtime.hash, settle, invoke, abort,
-      baselineCpuNs: isolate.cpuTime,
-      attach(doors) {
-        if (used) throw new Error('a prepared isolate serves exactly one call');
-        used = true;
-        attached = doors;
-      },
-    };
+    const stepNames = { 'install doors': 'install doors', boot: 'boot (Web APIs, Deno)', 'take entry functions': 'take entry functions' } as const;
+    const prepared = bootRuntime(isolate, context, heapMiB, source.runtime.hash, (step) => { lap(stepNames[step]); });
     return { prepared, steps };
   } catch (error) {
     if (!isolate.isDisposed) isolate.dispose();

@@ -65,31 +65,43 @@ function* preparationSteps(runtime: RuntimeSource, heapMiB: number): Generator<v
       script.runSync(context, { timeout: PREPARE_TIMEOUT_MS });
       yield;
     }
-    let attached: Doors | undefined;
-    const forward: Doors = {
-      request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
-      call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
-      cancel: (id) => { attached?.cancel(id); },
-    };
-    installDoorsSync(context, forward);
-    context.evalSync('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
-    const settle = takeGuestFunctionSync(context, '__paddock_settle');
-    const invoke = takeGuestFunctionSync(context, '__paddock_invoke');
-    const abort = takeGuestFunctionSync(context, '__paddock_abort');
-    let used = false;
-    return {
-      isolate, context, heapMiB, runtimeHash: runtime.hash, settle, invoke, abort,
-      baselineCpuNs: isolate.cpuTime,
-      attach(doors) {
-        if (used) throw new Error('a prepared isolate serves exactly one call');
-        used = true;
-        attached = doors;
-      },
-    };
+    return bootRuntime(isolate, context, heapMiB, runtime.hash);
   } catch (error) {
     if (!isolate.isDisposed) isolate.dispose();
     throw error;
   }
+}
+
+/**
+ * The last step of preparing an isolate whose context holds the evaluated runtime: installs doors
+ * that forward to whichever call is attached later (exactly once), boots the runtime and takes its
+ * entry functions. `onStep` hears each sub-step end (the benchmark times them).
+ */
+export function bootRuntime(isolate: ivm.Isolate, context: ivm.Context, heapMiB: number, runtimeHash: string, onStep?: (step: 'install doors' | 'boot' | 'take entry functions') => void): PreparedIsolate {
+  let attached: Doors | undefined;
+  const forward: Doors = {
+    request: (op, args) => (attached ?? refuse('No call is attached.')).request(op, args),
+    call: (op, args) => (attached ?? refuse('No call is attached.')).call(op, args),
+    cancel: (id) => { attached?.cancel(id); },
+  };
+  installDoorsSync(context, forward);
+  onStep?.('install doors');
+  context.evalSync('__paddock_boot()', { timeout: PREPARE_TIMEOUT_MS });
+  onStep?.('boot');
+  const settle = takeGuestFunctionSync(context, '__paddock_settle');
+  const invoke = takeGuestFunctionSync(context, '__paddock_invoke');
+  const abort = takeGuestFunctionSync(context, '__paddock_abort');
+  onStep?.('take entry functions');
+  let used = false;
+  return {
+    isolate, context, heapMiB, runtimeHash, settle, invoke, abort,
+    baselineCpuNs: isolate.cpuTime,
+    attach(doors) {
+      if (used) throw new Error('a prepared isolate serves exactly one call');
+      used = true;
+      attached = doors;
+    },
+  };
 }
 
 const PRIME_MODULE = 'var __paddock_module = { default: function () { return "primed"; } };';
