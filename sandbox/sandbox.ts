@@ -24,6 +24,8 @@ export interface SandboxOptions {
   /** Calls one worker holds at once, busy or idle: bounds its memory. @defaultValue 256 */
   maxCallsPerWorker?: number | undefined;
   rssLimitMiB?: number | undefined;
+  /** Where workers' memory cgroups go (sandbox/pool/memory-cgroup.ts). @defaultValue 'auto' */
+  memoryCgroup?: string | undefined;
   warmIsolates?: number | undefined;
   /** Prepare isolates from a startup snapshot of the runtime (sandbox/pool/worker-pool.ts). @defaultValue true */
   snapshot?: boolean | undefined;
@@ -126,6 +128,7 @@ export class Sandbox {
       ...(options.callsPerWorker === undefined ? {} : { callsPerWorker: options.callsPerWorker }),
       ...(options.maxCallsPerWorker === undefined ? {} : { maxCallsPerWorker: options.maxCallsPerWorker }),
       ...(options.rssLimitMiB === undefined ? {} : { rssLimitMiB: options.rssLimitMiB }),
+      ...(options.memoryCgroup === undefined ? {} : { memoryCgroup: options.memoryCgroup }),
       ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     });

@@ -114,7 +114,14 @@ const SandboxSection = Type.Object(
       description: 'Calls one worker holds at once, busy or idle (~2.5 MB each while awaiting I/O): bounds its memory under rssLimitMiB.',
     }),
     warmIsolates: Type.Integer({ minimum: 0, maximum: 32, default: 2, description: 'Prepared isolates each worker keeps ready.' }),
-    rssLimitMiB: Type.Integer({ minimum: 128, maximum: 65_536, default: 1024, description: 'Resident memory ceiling per worker; above it the worker is replaced.' }),
+    rssLimitMiB: Type.Integer({
+      minimum: 128, maximum: 65_536, default: 1024,
+      description: 'Memory ceiling per worker: above it the worker is replaced (RSS checked every 250 ms; held by the kernel where a memory cgroup is available).',
+    }),
+    memoryCgroup: Type.String({
+      pattern: '^(auto|off|/.*)$', default: 'auto',
+      description: 'Memory cgroups for workers: "auto" (this process\'s cgroup v1 memory controller, when writable), "off", or the absolute path of a delegated cgroup directory.',
+    }),
     maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 10_000, default: 16, description: 'Tool calls running at once, service-wide.' }),
     maxQueuedCalls: Type.Integer({ minimum: 0, maximum: 100_000, default: 64, description: 'Calls waiting beyond that; past it, HTTP 429.' }),
     limits: LimitsSection,

@@ -63,11 +63,14 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     maxCallsPerWorker: config.sandbox.maxCallsPerWorker,
     warmIsolates: config.sandbox.warmIsolates,
     rssLimitMiB: config.sandbox.rssLimitMiB,
+    memoryCgroup: config.sandbox.memoryCgroup,
     onEvent: (event) => {
-      (event.type === 'worker-started' ? log.debug : log.warn).call(log, { sandbox: event }, `sandbox ${event.type}`);
+      const level = event.type === 'worker-started' ? log.debug : event.type === 'memory-ceiling' ? log.info : log.warn;
+      level.call(log, { sandbox: event }, `sandbox ${event.type}`);
       if (event.type === 'worker-killed') killed.add(event.pid);
       if (event.type === 'worker-exited') {
-        metrics?.workerExits.inc({ reason: killed.delete(event.pid) ? 'killed' : 'crashed' });
+        const killedBySupervisor = killed.delete(event.pid);
+        metrics?.workerExits.inc({ reason: event.overMemoryCeiling ? 'memory' : killedBySupervisor ? 'killed' : 'crashed' });
       }
     },
   });

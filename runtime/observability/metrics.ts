@@ -58,7 +58,7 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
     }),
     workerExits: new Counter({
       name: 'paddock_sandbox_worker_exits_total',
-      help: 'Sandbox worker processes that stopped and were replaced: crashed (exited on their own, e.g. a V8 fatal error) or killed (over their RSS ceiling, or stuck past a call\'s wall limit).',
+      help: 'Sandbox worker processes that stopped and were replaced: crashed (exited on their own, e.g. a V8 fatal error), killed (by the supervisor: over their RSS ceiling, or stuck past a call\'s wall limit) or memory (the kernel held their memory cgroup\'s ceiling).',
       labelNames: ['reason'],
       registers: [registry],
     }),

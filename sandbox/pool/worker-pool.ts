@@ -9,6 +9,8 @@ import { monotonicMs } from '../worker/clock.ts';
 import type { CallReply, CallRequest, FromWorker, ToWorker, WireCallRequest, WorkerReply } from '../worker/messages.ts';
 import { DEFAULT_BUNDLE_CACHE, WorkerBundles } from './bundle-cache.ts';
 import type { BundleCacheLimits } from './bundle-cache.ts';
+import { openMemoryCgroups } from './memory-cgroup.ts';
+import type { MemoryCgroupSetting, MemoryCgroups, WorkerCgroup } from './memory-cgroup.ts';
 
 export interface WorkerPoolOptions {
   /** The guest runtime script every isolate boots (sandbox/bundler/guest-runtime.ts). */
@@ -31,8 +33,14 @@ export interface WorkerPoolOptions {
   maxCallsPerWorker?: number;
   /** Prepared isolates each worker keeps ready for calls with this heap size. @defaultValue 64 MiB, 2 */
   warm?: { heapMiB: number; count: number };
-  /** Resident memory ceiling per worker, in MiB; above it the worker is killed and replaced. @defaultValue 1024 */
+  /**
+   * Memory ceiling per worker, in MiB. Where a memory cgroup is available (./memory-cgroup.ts) the
+   * kernel holds each worker to it; otherwise the supervisor kills and replaces a worker whose RSS
+   * is above it, checked every 250 ms. @defaultValue 1024
+   */
   rssLimitMiB?: number;
+  /** Where workers' memory cgroups go: found (`auto`), none (`off`), or a delegated cgroup directory. @defaultValue 'auto' */
+  memoryCgroup?: MemoryCgroupSetting;
   /** How long past a call's wall limit its worker may stay silent before it is killed. @defaultValue 2000 */
   killGraceMs?: number;
   audit: AuditSink;
@@ -51,9 +59,10 @@ export interface WorkerPoolOptions {
 }
 
 export type PoolEvent =
+  | { type: 'memory-ceiling'; enforcedBy: 'cgroup-v1' | 'cgroup-v2' | 'rss-watch'; limitMiB: number; detail: string }
   | { type: 'worker-started'; pid: number }
   | { type: 'snapshot-disabled'; pid: number; reason: string }
-  | { type: 'worker-exited'; pid: number; code: number | null; signal: string | null; failedCalls: number }
+  | { type: 'worker-exited'; pid: number; code: number | null; signal: string | null; failedCalls: number; overMemoryCeiling: boolean }
   | { type: 'worker-killed'; pid: number; reason: string };
 
 export interface PoolCall {
@@ -90,6 +99,8 @@ interface Worker {
   killReason?: { callId: number | undefined; message: string; kind: 'timeout' | 'crashed' };
   /** Where its runtime snapshot stands (sandbox/worker/main.ts afterReady). */
   snapshot: 'none' | 'creating' | 'ready' | 'failed';
+  /** Its memory cgroup, when the kernel enforces the ceiling. */
+  cgroup: WorkerCgroup | undefined;
 }
 
 const DEFAULT_ENTRY = new URL('../worker/entry.ts', import.meta.url);
@@ -117,6 +128,10 @@ export class WorkerPool {
     if (this.#compileCache !== undefined) rmSync(this.#compileCache, { recursive: true, force: true });
   };
   #nextId = 1;
+  /** Workers' cgroups being removed; close() waits for them. */
+  readonly #removals = new Set<Promise<void>>();
+  /** Where workers get a kernel-enforced memory ceiling; undefined: the RSS watch alone. */
+  #cgroups: MemoryCgroups | undefined;
   /** Whether new workers make a runtime snapshot; off for good once making one failed or killed a worker. */
   #snapshots: boolean;
   /** Where the search for a worker starts: ties go round, so refills spread over the workers. */
@@ -134,8 +149,10 @@ export class WorkerPool {
       workerEntry: DEFAULT_ENTRY,
       bundleCache: DEFAULT_BUNDLE_CACHE,
       snapshot: true,
+      memoryCgroup: 'auto',
       ...options,
     };
+    this.#cgroups = this.#openCgroups();
     this.#snapshots = this.#options.snapshot;
     this.#compileCache = privateFolder('paddock-worker-compile-cache-');
     if (this.#compileCache !== undefined) process.once('exit', this.#removeCompileCache);
@@ -186,6 +203,7 @@ export class WorkerPool {
       worker.process.kill('SIGKILL');
       await exited;
     }));
+    await Promise.all(this.#removals);
     process.removeListener('exit', this.#removeCompileCache);
     this.#removeCompileCache();
   }
@@ -287,11 +305,12 @@ export class WorkerPool {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: {},
     });
+    const cgroup = this.#placeInCgroup(child.pid);
     let markReady: () => void = () => undefined;
     let markFailed: (error: Error) => void = () => undefined;
     const ready = new Promise<void>((resolve, reject) => { markReady = resolve; markFailed = reject; });
     ready.catch(() => undefined);
-    const worker: Worker = { process: child, ready, isReady: false, bundles: new WorkerBundles(this.#options.bundleCache), calls: new Map(), busy: 0, exited: false, snapshot: 'none' };
+    const worker: Worker = { process: child, ready, isReady: false, bundles: new WorkerBundles(this.#options.bundleCache), calls: new Map(), busy: 0, exited: false, snapshot: 'none', cgroup };
 
     child.on('message', (message: FromWorker) => {
       switch (message.type) {
@@ -341,6 +360,15 @@ export class WorkerPool {
       // A V8 fatal error aborts the process; a SIGKILL came from someone else (this supervisor, the OOM killer, an operator).
       if (worker.snapshot === 'creating' && signal !== 'SIGKILL') this.#disableSnapshots(child.pid, `a worker died making the runtime snapshot (${describeExit(code, signal)})`);
       markFailed(new Error('worker exited'));
+      // A SIGKILL the supervisor did not send, in a cgroup whose OOM killer fired: the kernel held the ceiling.
+      const overMemoryCeiling = worker.killReason === undefined && signal === 'SIGKILL' && (worker.cgroup?.oomKills() ?? 0) > 0;
+      if (overMemoryCeiling) {
+        worker.killReason = { callId: undefined, kind: 'crashed', message: `the worker's memory reached its ceiling of ${this.#options.rssLimitMiB} MiB and the kernel stopped it` };
+      }
+      if (worker.cgroup !== undefined) {
+        const removal: Promise<void> = worker.cgroup.remove().finally(() => { this.#removals.delete(removal); });
+        this.#removals.add(removal);
+      }
       const failed = [...worker.calls.values()];
       for (const entry of failed) {
         const reason = worker.killReason;
@@ -348,7 +376,7 @@ export class WorkerPool {
           ? failure(reason.kind, reason.message)
           : failure('crashed', `The sandbox worker running this call stopped (${reason?.message ?? describeExit(code, signal)}); the call was not retried.`));
       }
-      if (child.pid !== undefined && !this.#closed) this.#options.onEvent?.({ type: 'worker-exited', pid: child.pid, code, signal, failedCalls: failed.length });
+      if (child.pid !== undefined && !this.#closed) this.#options.onEvent?.({ type: 'worker-exited', pid: child.pid, code, signal, failedCalls: failed.length, overMemoryCeiling });
       const index = this.#workers.indexOf(worker);
       if (index !== -1 && !this.#closed) {
         this.#workers[index] = this.#spawn();
@@ -358,6 +386,30 @@ export class WorkerPool {
     this.#send(worker, { type: 'init', runtime: this.#options.runtime, warm: this.#options.warm, snapshot: this.#snapshots });
     if (child.pid !== undefined) this.#options.onEvent?.({ type: 'worker-started', pid: child.pid });
     return worker;
+  }
+
+  #openCgroups(): MemoryCgroups | undefined {
+    const limitMiB = this.#options.rssLimitMiB;
+    const opened = openMemoryCgroups(this.#options.memoryCgroup);
+    this.#options.onEvent?.(opened.ok
+      ? { type: 'memory-ceiling', enforcedBy: `cgroup-v${opened.cgroups.version}`, limitMiB, detail: `a cgroup per worker in ${opened.cgroups.base}` }
+      : { type: 'memory-ceiling', enforcedBy: 'rss-watch', limitMiB, detail: `RSS checked every ${WATCH_INTERVAL_MS} ms; no memory cgroup: ${opened.reason}` });
+    return opened.ok ? opened.cgroups : undefined;
+  }
+
+  /** Moves a new worker into its own memory cgroup; a refusal leaves later workers to the RSS watch alone. */
+  #placeInCgroup(pid: number | undefined): WorkerCgroup | undefined {
+    if (this.#cgroups === undefined || pid === undefined) return undefined;
+    try {
+      return this.#cgroups.place(pid, this.#options.rssLimitMiB);
+    } catch (error) {
+      this.#cgroups = undefined;
+      this.#options.onEvent?.({
+        type: 'memory-ceiling', enforcedBy: 'rss-watch', limitMiB: this.#options.rssLimitMiB,
+        detail: `placing a worker in a memory cgroup failed (${error instanceof Error ? error.message : String(error)}); RSS checked every ${WATCH_INTERVAL_MS} ms`,
+      });
+      return undefined;
+    }
   }
 
   /** Kills workers that hold a call past its wall limit (stuck in native code) or exceed the RSS ceiling. */
@@ -373,6 +425,9 @@ export class WorkerPool {
         });
         continue;
       }
+      // In a memory cgroup the kernel holds the ceiling, counting what the worker itself charged;
+      // RSS also counts the Node binary's shared pages, charged elsewhere.
+      if (worker.cgroup !== undefined) continue;
       const rss = await residentMiB(worker.process.pid);
       if (rss !== undefined && rss > this.#options.rssLimitMiB) {
         this.#kill(worker, { callId: undefined, kind: 'crashed', message: `the worker's memory reached ${Math.round(rss)} MiB, over its ceiling of ${this.#options.rssLimitMiB} MiB` });

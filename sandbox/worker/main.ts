@@ -4,6 +4,7 @@
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
  */
+import { writeFileSync } from 'node:fs';
 import { flushCompileCache } from 'node:module';
 import type { AuditRecord } from '../audit.ts';
 import { WarmIsolates, codeCache, createRuntimeSnapshot, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
@@ -16,6 +17,14 @@ import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messa
 if (process.send === undefined) {
   process.stderr.write('sandbox worker: must be started by the Paddock supervisor (no IPC channel)\n');
   process.exit(2);
+}
+
+// If the machine runs out of memory, the kernel's OOM killer takes a worker (whose calls fail and
+// which is replaced) before the service or anything else. Raising one's own score needs no privilege.
+try {
+  writeFileSync('/proc/self/oom_score_adj', '1000');
+} catch {
+  // not Linux, or /proc not mounted: the RSS watch and the memory cgroup still apply
 }
 
 /**

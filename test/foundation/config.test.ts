@@ -51,7 +51,7 @@ describe('defaults', () => {
       log: { level: 'info', auditMaxFileMiB: 64, auditKeepFiles: 4, deniedWarningsPerMinute: 60 },
       llm: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', requestTimeoutMs: 120_000, idleTimeoutMs: 60_000, maxRetries: 3, retryBaseMs: 500, retryMaxMs: 20_000 },
       sandbox: {
-        workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, maxConcurrentCalls: 16, maxQueuedCalls: 64,
+        workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, memoryCgroup: 'auto', maxConcurrentCalls: 16, maxQueuedCalls: 64,
         limits: { wallTimeMs: 10_000, cpuTimeMs: 5_000, heapMiB: 64, maxOutputBytes: 1_048_576, maxFetchBytes: 10_485_760, maxFileBytes: 10_485_760 },
       },
       policies: { default: {} },
@@ -155,6 +155,15 @@ describe('mistakes in the config file', () => {
       `${file} /port: expected a number <= 65535, found 70000`,
       `${file} /log/level: expected one of ${LEVELS}, found "loud"`,
     ]);
+  });
+
+  it('takes "auto", "off" or an absolute cgroup directory for sandbox.memoryCgroup', async () => {
+    const file = await configFile({ sandbox: { memoryCgroup: 'paddock' } });
+    expect(problemsOf({ configPath: file })).toEqual([
+      `${file} /sandbox/memoryCgroup: expected a string matching ^(auto|off|/.*)$, found "paddock"`,
+    ]);
+    const good = await configFile({ sandbox: { memoryCgroup: '/sys/fs/cgroup/paddock' } });
+    expect(loadConfig({ env: {}, cwd: CWD, configPath: good }).sandbox.memoryCgroup).toBe('/sys/fs/cgroup/paddock');
   });
 
   it('reports malformed JSON with the file and the position', async () => {

@@ -256,7 +256,8 @@ describe('WorkerPool runtime snapshots', () => {
 
 describe('WorkerPool memory ceiling', () => {
   it('kills a worker whose resident memory passes the ceiling; its call fails as crashed', async () => {
-    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, rssLimitMiB: 300, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
+    // The supervisor's RSS watch alone (no memory cgroup, which would stop the worker first: ./memory-cgroup.test.ts).
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, rssLimitMiB: 300, memoryCgroup: 'off', audit: { record: () => undefined }, warm: { heapMiB: 64, count: 0 } });
     try {
       await small.ready();
       const [first] = small.pids();
