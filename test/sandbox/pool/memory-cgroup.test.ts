@@ -50,6 +50,13 @@ describe('openMemoryCgroups', () => {
     }
   });
 
+  // A cgroup v2 hierarchy mounted beside v1, which owns the memory controller (as on this project's CI machine).
+  const unified = '/sys/fs/cgroup/unified';
+  const v2WithoutMemory = existsSync(path.join(unified, 'cgroup.controllers')) && !readFileSync(path.join(unified, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('memory');
+  it.skipIf(!v2WithoutMemory)('says when a cgroup v2 directory cannot limit memory', () => {
+    expect(openMemoryCgroups(unified)).toEqual({ ok: false, reason: `${unified}: the memory controller is not available there` });
+  });
+
   it.skipIf(!haveCgroups)('moves a process into its own cgroup with the limit, and removes the cgroup once the process is gone', async () => {
     if (!auto.ok) return;
     const child = spawn('sleep', ['30'], { stdio: 'ignore' });
