@@ -702,9 +702,10 @@ process.on('disconnect', () => { process.exit(0); });
 
 /**
  * The IPC share of a sandbox call: a round trip of the same request message to a forked Node child
- * with the worker pool's channel settings (advanced serialization), answered at once.
+ * with the worker pool's channel settings (advanced serialization), answered at once. With a gap,
+ * both processes sleep between round trips, as in the paced cells: the floor of a paced call's trip.
  */
-async function benchIpc(request: CallRequest, iterations: number): Promise<Summary> {
+async function benchIpc(request: CallRequest, iterations: number, gapMs = 0): Promise<Summary> {
   const child = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', env: {} });
   try {
     const pending = new Map<number, () => void>();
@@ -715,6 +716,7 @@ async function benchIpc(request: CallRequest, iterations: number): Promise<Summa
     });
     const latencies: number[] = [];
     for (let id = 0; id < iterations + 20; id++) {
+      if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
       const started = performance.now();
       await roundTrip(id);
       if (id >= 20) latencies.push(performance.now() - started);
@@ -724,6 +726,27 @@ async function benchIpc(request: CallRequest, iterations: number): Promise<Summa
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.disconnect();
     await exited;
+  }
+}
+
+/**
+ * The other hop of a paced call: one trivial task on an isolate's thread and back (isolated-vm
+ * runs async work on its own threads), after the same idle gap.
+ */
+async function benchIsolateHop(iterations: number, gapMs: number): Promise<Summary> {
+  const isolate = new ivm.Isolate({ memoryLimit: 16 });
+  try {
+    const context = await isolate.createContext();
+    const latencies: number[] = [];
+    for (let index = 0; index < iterations + 20; index++) {
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+      const started = performance.now();
+      await context.eval('0');
+      if (index >= 20) latencies.push(performance.now() - started);
+    }
+    return summarize(latencies);
+  } finally {
+    isolate.dispose();
   }
 }
 
@@ -1087,7 +1110,7 @@ interface Machine {
 
 interface ReportParts {
   isolate?: { inWorker: InWorkerResult; codeCacheRows: CodeCacheRow[]; verdict: Verdict } | undefined;
-  e2e?: { cells: CellResult[]; ipc: Summary; pacedGapMs: number } | undefined;
+  e2e?: { cells: CellResult[]; ipc: Summary; pacedIpc: Summary; pacedHop: Summary; pacedGapMs: number } | undefined;
   inFlight?: InFlightResult | undefined;
   crash?: CrashResult | undefined;
 }
@@ -1153,7 +1176,7 @@ function printReport(machine: Machine, options: BenchOptions, parts: ReportParts
 
   }
   if (parts.e2e !== undefined) {
-    const { cells, ipc, pacedGapMs } = parts.e2e;
+    const { cells, ipc, pacedIpc, pacedHop, pacedGapMs } = parts.e2e;
     out.push(`2-3. End to end: sandbox.runTool through the worker pool vs \`deno ${DENO_RUN_FLAGS.join(' ')}\` per call (latency ms; throughput calls/s)`);
     const e2eRows: string[][] = [];
     for (const tool of ['echo', 'compute', 'fetch'] as const) {
@@ -1187,7 +1210,10 @@ function printReport(machine: Machine, options: BenchOptions, parts: ReportParts
       })]);
       phaseRows.push(['total (runTool)', ...phaseCells.flatMap(({ cell }) => [fmt(cell.latency.median, 3), fmt(cell.latency.mean, 3)])]);
       out.push(table(['phase', ...phaseCells.flatMap(({ label }) => [`${label} p50`, `${label} mean`])], phaseRows));
-      out.push(`   IPC round trip alone (echo child, same channel settings): p50 ${fmt(ipc.median, 3)} ms, p90 ${fmt(ipc.p90, 3)} ms`);
+      out.push(`   IPC round trip alone (echo child, same channel settings): p50 ${fmt(ipc.median, 3)} ms, p90 ${fmt(ipc.p90, 3)} ms back to back;`
+        + ` ${fmt(pacedIpc.median, 3)} / ${fmt(pacedIpc.p90, 3)} ms after ${fmt(pacedGapMs, 0)} ms idle`);
+      out.push(`   one isolate-thread round trip (context.eval('0')) after ${fmt(pacedGapMs, 0)} ms idle: p50 ${fmt(pacedHop.median, 3)} ms, p90 ${fmt(pacedHop.p90, 3)} ms`
+        + ` (a paced call makes one of each before any work: ${fmt(pacedIpc.median + pacedHop.median, 2)} ms)`);
     }
     out.push('');
   }
@@ -1344,9 +1370,12 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
       const ipcCall = isolateCall(runtime, compute, 'ipc');
       ipcCall.revoke();
       const ipc = await benchIpc(ipcCall.request, options.iterations);
+      const pacedSamples = Math.max(20, Math.ceil(options.iterations / 4));
+      const pacedIpc = await benchIpc(ipcCall.request, pacedSamples, pacedGapMs);
+      const pacedHop = await benchIsolateHop(pacedSamples, pacedGapMs);
       const cells = await benchEndToEnd(sandbox, [echo, compute, fetchTool], options, denoEnv, pacedGapMs, log);
       if (audit.length > 0) throw new Error(`unexpected denials: ${JSON.stringify(audit.slice(0, 3))}`);
-      parts.e2e = { cells, ipc, pacedGapMs };
+      parts.e2e = { cells, ipc, pacedIpc, pacedHop, pacedGapMs };
     }
     machine.loadAverageEnd = loadavg();
 
@@ -1368,6 +1397,8 @@ export async function runBenchmark(options: BenchOptions, log: (text: string) =>
       endToEnd: parts.e2e?.cells.map((cell) => ({ ...cell, throughput: Number.isFinite(cell.throughput) ? cell.throughput : null })) ?? null,
       pacedGapMs,
       ipcRoundTrip: parts.e2e?.ipc ?? null,
+      pacedIpcRoundTrip: parts.e2e?.pacedIpc ?? null,
+      pacedIsolateHop: parts.e2e?.pacedHop ?? null,
       inFlight: parts.inFlight ?? null,
       crashRecovery: parts.crash ?? null,
       verdict: parts.isolate?.verdict ?? null,

@@ -19,6 +19,8 @@ interface BenchJson {
   codeCache: { script: string; compileHit: Stat }[];
   endToEnd: { tool: string; runner: string; concurrency: number | 'paced'; calls: number; latency: Stat; throughput: number | null }[];
   ipcRoundTrip: Stat;
+  pacedIpcRoundTrip: Stat;
+  pacedIsolateHop: Stat;
   inFlight: { calls: number; ok: number; heldAtOnce: number; peak: { total: number; coordinator: number; workers: number; workerCount: number }; plateauPssMiB: number };
   crashRecovery: { kills: number; servingMs: Stat; exitSeenMs: Stat };
   verdict: { text: string[] };
@@ -65,6 +67,8 @@ describe('bench-sandbox', () => {
       }
     }
     expect(results.ipcRoundTrip.n).toBeGreaterThan(0);
+    expect(results.pacedIpcRoundTrip.n).toBe(20);
+    expect(results.pacedIsolateHop.n).toBe(20);
     // Every call of section 4 was in flight at once, and the coordinator and both workers were measured.
     expect(results.inFlight).toMatchObject({ calls: 40, ok: 40, heldAtOnce: 40, peak: { workerCount: 2 } });
     expect(results.inFlight.peak.coordinator).toBeGreaterThan(0);
