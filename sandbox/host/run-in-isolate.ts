@@ -3,7 +3,7 @@ import type { CallLimits } from '../limits.ts';
 import { MAX_RANDOM_BYTES } from '../protocol.ts';
 import type { AsyncOp, AsyncOps, BridgeError, BridgeOutcome, GuestToolResult, SyncOp, SyncOps } from '../protocol.ts';
 import { checkOpArgs } from './op-args.ts';
-import { codeCache, prepareIsolate } from './prepared-isolate.ts';
+import { bundleCacheKey, codeCache, prepareIsolate } from './prepared-isolate.ts';
 import type { PreparedIsolate, RuntimeSource } from './prepared-isolate.ts';
 import { compileCached, compileCachedSync, refuse } from './transfer.ts';
 import type { ivm } from './transfer.ts';
@@ -67,7 +67,6 @@ export type IsolateOutcome =
 const CPU_POLL_MS = 10;
 
 /** The key of a bundle's V8 code cache in `codeCache` (the worker drops it with the bundle). */
-export const bundleCacheKey = (hash: string): string => `bundle:${hash}`;
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
 const ABORT_GRACE_MS = 20;
 /** Share of wall time spent on the guest's CPU above which it counts as busy (no abort grace). */
@@ -229,7 +228,7 @@ export async function runInIsolate(call: IsolateCall, warm?: PreparedIsolate): P
   prepared.attach(doors);
   const workStarted = performance.now();
   const work = (async (): Promise<unknown> => {
-    const bundle = await compileBundle(isolate, call);
+    const bundle = prepared.precompiled?.hash === call.bundle.hash && call.cacheCode !== false ? prepared.precompiled.script : await compileBundle(isolate, call);
     lap('compile');
     // Both tasks go to the isolate's thread at once, which runs them in order: the module's top level,
     // then the invocation. One wake-up of that thread instead of two; a top level that throws wins.

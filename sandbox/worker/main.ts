@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { flushCompileCache } from 'node:module';
 import type { AuditRecord } from '../audit.ts';
-import { WarmIsolates, codeCache, createRuntimeSnapshot, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
+import { WarmIsolates, bundleCacheKey, codeCache, createRuntimeSnapshot, primeRuntimeCodeCache } from '../host/prepared-isolate.ts';
 import type { RuntimeSource } from '../host/prepared-isolate.ts';
-import { bundleCacheKey, runInIsolate } from '../host/run-in-isolate.ts';
+import { runInIsolate } from '../host/run-in-isolate.ts';
 import { bindHandlers, loadFetchCapability } from './bind-handlers.ts';
 import { monotonicMs } from './clock.ts';
 import type { CallRequest, FromWorker, ToWorker, WireCallRequest } from './messages.ts';
@@ -42,6 +42,8 @@ let runtime: RuntimeSource | undefined;
 /** Bundle sources by hash, as the supervisor's record for this worker says (sandbox/pool/bundle-cache.ts). */
 const bundles = new Map<string, string>();
 let warm: WarmIsolates | undefined;
+/** The bundle the warm pool compiles ahead: the last tool bundle this worker kept and ran. */
+let expectedHash: string | undefined;
 const running = new Map<number, AbortController>();
 /**
  * How long after ready the worker starts its one-time background work (the runtime snapshot, then
@@ -113,6 +115,10 @@ function resolveBundle(request: WireCallRequest): { request: CallRequest; keep: 
   for (const hash of request.forget ?? []) {
     bundles.delete(hash);
     codeCache.delete(bundleCacheKey(hash));
+    if (expectedHash === hash) {
+      expectedHash = undefined;
+      warm?.expect(undefined);
+    }
   }
   const { forget: _forget, bundle, ...rest } = request;
   const code = bundle.code ?? bundles.get(bundle.hash);
@@ -162,6 +168,11 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
     activity.stop();
     bound.revoke();
     running.delete(id);
+    // Tools are called again and again (an agent's loop, a program's requests): the next isolates compile this one ahead.
+    if (keepCode && request.input.kind !== 'exec' && expectedHash !== request.bundle.hash) {
+      expectedHash = request.bundle.hash;
+      warm?.expect(request.bundle);
+    }
     scheduleAfterReply(dispose ?? (() => undefined));
   }
 }
@@ -207,6 +218,7 @@ process.on('message', (message: ToWorker) => {
       runtime = initRuntime;
       warm?.close();
       warm = undefined;
+      expectedHash = undefined;
       if (warmOptions.count > 0) warm = new WarmIsolates(initRuntime, warmOptions.heapMiB, warmOptions.count);
       send({ type: 'ready' });
       setTimeout(() => { void afterReady(initRuntime, warmOptions.heapMiB, snapshot); }, BACKGROUND_DELAY_MS);

@@ -167,6 +167,42 @@ describe('runInIsolate with a prepared (warm) isolate', () => {
       warm.close();
     }
   });
+
+  it('compiles the expected bundle ahead without running it; a call of that bundle uses it, a call of another compiles its own', async () => {
+    // Top-level side effect: had compiling ahead run the bundle, the call would see a count of 2.
+    const expected = fakeBundle('return String(globalThis.topLevelRuns);');
+    const bundle = { ...expected, code: `globalThis.topLevelRuns = (globalThis.topLevelRuns ?? 0) + 1;\n${expected.code}` };
+    const other = fakeBundle('return "other";');
+    // Only a bundle with a code cache is compiled ahead (it is then quick): the first call makes it.
+    expect(await run('', { bundle })).toMatchObject({ ok: true, value: { content: '1' } });
+    const warm = new WarmIsolates(FAKE_RUNTIME, 64, 2);
+    warm.expect(bundle);
+    try {
+      await vi.waitFor(() => { expect(warm.size).toBe(2); });
+      const ahead = warm.take(64, FAKE_RUNTIME.hash);
+      const alsoAhead = warm.take(64, FAKE_RUNTIME.hash);
+      expect(ahead?.precompiled?.hash).toBe(bundle.hash);
+      expect(alsoAhead?.precompiled?.hash).toBe(bundle.hash);
+      const used = await runInIsolate({
+        runtime: FAKE_RUNTIME, bundle, input: { kind: 'tool', params: {}, callId: 'c2', sessionId: null },
+        limits: resolveLimits(DEFAULT_LIMITS, { wallTimeMs: 3000 }), handlers: { async: {}, sync: {} },
+      }, ahead);
+      expect(used).toMatchObject({ ok: true, value: { content: '1' } });
+      expect(used.phases.compile).toBeLessThan(1);
+      expect(await runInIsolate({
+        runtime: FAKE_RUNTIME, bundle: other, input: { kind: 'tool', params: {}, callId: 'c3', sessionId: null },
+        limits: resolveLimits(DEFAULT_LIMITS, { wallTimeMs: 3000 }), handlers: { async: {}, sync: {} },
+      }, alsoAhead)).toMatchObject({ ok: true, value: { content: 'other' } });
+      warm.expect(undefined);
+      warm.refill();
+      await vi.waitFor(() => { expect(warm.size).toBe(2); });
+      const plain = warm.take(64, FAKE_RUNTIME.hash);
+      expect(plain?.precompiled).toBeUndefined();
+      plain?.isolate.dispose();
+    } finally {
+      warm.close();
+    }
+  });
 });
 
 describe('primeRuntimeCodeCache', () => {
