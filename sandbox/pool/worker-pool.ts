@@ -103,7 +103,7 @@ interface Worker {
   cgroup: WorkerCgroup | undefined;
 }
 
-const DEFAULT_ENTRY = new URL('../worker/entry.ts', import.meta.url);
+const DEFAULT_ENTRY = new URL('../worker/entry.js', import.meta.url);
 const WATCH_INTERVAL_MS = 250;
 
 /**
@@ -119,7 +119,7 @@ export class WorkerPool {
   /**
    * Node's compile cache for the workers' modules (type-stripped TypeScript and V8 code), private to
    * this pool (mkdtemp: a new 0700 folder, so no other user can plant code in it), passed as the
-   * worker's argument (sandbox/worker/entry.ts): a replacement worker loads its modules from it,
+   * worker's argument (sandbox/worker/entry.js): a replacement worker loads its modules from it,
    * ~150 ms sooner. Undefined if it could not be created.
    */
   readonly #compileCache: string | undefined;

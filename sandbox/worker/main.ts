@@ -1,5 +1,5 @@
 /**
- * A sandbox worker process (started through ./entry.ts): runs isolates for the coordinator, never
+ * A sandbox worker process (started through ./entry.js): runs isolates for the coordinator, never
  * in the coordinator's process.
  * A V8 fatal error here (isolated-vm's heap limit is a guideline) kills only this process; the
  * supervisor in sandbox/pool fails the calls it was running and starts a replacement.
@@ -196,7 +196,7 @@ async function runCall(id: number, request: CallRequest, keepCode: boolean, rece
  * 215-244 ms p50; only the first isolates compile the runtime without it), the runtime snapshot (the supervisor hears before and
  * after, so a worker that dies making it turns snapshots off for its replacements), node:crypto and
  * the net capability (undici), then the compiled modules to the supervisor's compile cache
- * (./entry.ts) for the next worker. A worker is killed, never exits on its own, and Node
+ * (./entry.js) for the next worker. A worker is killed, never exits on its own, and Node
  * writes that cache only at exit.
  */
 async function afterReady(initRuntime: RuntimeSource, heapMiB: number, snapshot: boolean): Promise<void> {
