@@ -710,18 +710,10 @@ async function benchIpc(request: CallRequest, iterations: number, gapMs = 0): Pr
   try {
     const pending = new Map<number, () => void>();
     child.on('message', (message: { id: number }) => { pending.get(message.id)?.(); });
-    const roundTrip = (id: number): Promise<void> => new Promise((resolve) => {
+    return await timeRepeated(iterations, gapMs, (id) => new Promise<void>((resolve) => {
       pending.set(id, resolve);
       child.send({ type: 'call', id, request });
-    });
-    const latencies: number[] = [];
-    for (let id = 0; id < iterations + 20; id++) {
-      if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-      const started = performance.now();
-      await roundTrip(id);
-      if (id >= 20) latencies.push(performance.now() - started);
-    }
-    return summarize(latencies);
+    }));
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.disconnect();
@@ -737,17 +729,22 @@ async function benchIsolateHop(iterations: number, gapMs: number): Promise<Summa
   const isolate = new ivm.Isolate({ memoryLimit: 16 });
   try {
     const context = await isolate.createContext();
-    const latencies: number[] = [];
-    for (let index = 0; index < iterations + 20; index++) {
-      await new Promise((resolve) => setTimeout(resolve, gapMs));
-      const started = performance.now();
-      await context.eval('0');
-      if (index >= 20) latencies.push(performance.now() - started);
-    }
-    return summarize(latencies);
+    return await timeRepeated(iterations, gapMs, () => context.eval('0'));
   } finally {
     isolate.dispose();
   }
+}
+
+/** Times `once` `iterations` times after 20 untimed runs, sleeping `gapMs` (if any) before each. */
+async function timeRepeated(iterations: number, gapMs: number, once: (index: number) => Promise<unknown>): Promise<Summary> {
+  const latencies: number[] = [];
+  for (let index = 0; index < iterations + 20; index++) {
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    const started = performance.now();
+    await once(index);
+    if (index >= 20) latencies.push(performance.now() - started);
+  }
+  return summarize(latencies);
 }
 
 // ---------------------------------------------------------------------------------------------
