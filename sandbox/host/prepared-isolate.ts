@@ -42,6 +42,7 @@ export interface ExpectedBundle {
 
 /** V8 code caches, by content hash: the next isolate to load the same source skips parsing and compiling. */
 export const codeCache = new Map<string, ArrayBuffer>();
+/** The key of a bundle's V8 code cache in `codeCache` (the worker drops it with the bundle). */
 export const bundleCacheKey = (hash: string): string => `bundle:${hash}`;
 /** Compiling on the worker's thread blocks it: only bundles up to this size with a code cache are compiled ahead. */
 const PRECOMPILE_MAX_CHARS = 1024 * 1024;

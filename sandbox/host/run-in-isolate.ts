@@ -66,7 +66,6 @@ export type IsolateOutcome =
 
 const CPU_POLL_MS = 10;
 
-/** The key of a bundle's V8 code cache in `codeCache` (the worker drops it with the bundle). */
 /** After an abort, how long the guest gets to notice ctx.signal before its isolate is disposed. */
 const ABORT_GRACE_MS = 20;
 /** Share of wall time spent on the guest's CPU above which it counts as busy (no abort grace). */
