@@ -26,6 +26,8 @@ export interface SandboxOptions {
   rssLimitMiB?: number | undefined;
   /** Where workers' memory cgroups go (sandbox/pool/memory-cgroup.ts). @defaultValue 'auto' */
   memoryCgroup?: string | undefined;
+  /** How many nice steps below the service workers run (sandbox/pool/worker-pool.ts). @defaultValue 10 */
+  workerNiceSteps?: number | undefined;
   warmIsolates?: number | undefined;
   /** Prepare isolates from a startup snapshot of the runtime (sandbox/pool/worker-pool.ts). @defaultValue true */
   snapshot?: boolean | undefined;
@@ -129,6 +131,7 @@ export class Sandbox {
       ...(options.maxCallsPerWorker === undefined ? {} : { maxCallsPerWorker: options.maxCallsPerWorker }),
       ...(options.rssLimitMiB === undefined ? {} : { rssLimitMiB: options.rssLimitMiB }),
       ...(options.memoryCgroup === undefined ? {} : { memoryCgroup: options.memoryCgroup }),
+      ...(options.workerNiceSteps === undefined ? {} : { niceSteps: options.workerNiceSteps }),
       ...(options.snapshot === undefined ? {} : { snapshot: options.snapshot }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     });

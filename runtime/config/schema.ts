@@ -122,6 +122,10 @@ const SandboxSection = Type.Object(
       pattern: '^(auto|off|/.*)$', default: 'auto',
       description: 'Memory cgroups for workers: "auto" (this process\'s cgroup v1 memory controller, when writable), "off", or the absolute path of a delegated cgroup directory.',
     }),
+    workerNiceSteps: Type.Integer({
+      minimum: 0, maximum: 19, default: 10,
+      description: 'How many nice steps below the service workers run: when tools keep every core busy, the service still gets the CPU first. 0: the same priority.',
+    }),
     maxConcurrentCalls: Type.Integer({ minimum: 1, maximum: 10_000, default: 16, description: 'Tool calls running at once, service-wide.' }),
     maxQueuedCalls: Type.Integer({ minimum: 0, maximum: 100_000, default: 64, description: 'Calls waiting beyond that; past it, HTTP 429.' }),
     limits: LimitsSection,

@@ -64,6 +64,7 @@ export async function startToolSystem(options: ToolSystemOptions): Promise<ToolS
     warmIsolates: config.sandbox.warmIsolates,
     rssLimitMiB: config.sandbox.rssLimitMiB,
     memoryCgroup: config.sandbox.memoryCgroup,
+    workerNiceSteps: config.sandbox.workerNiceSteps,
     onEvent: (event) => {
       const level = event.type === 'worker-started' ? log.debug : event.type === 'memory-ceiling' ? log.info : log.warn;
       level.call(log, { sandbox: event }, `sandbox ${event.type}`);

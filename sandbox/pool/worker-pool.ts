@@ -41,6 +41,11 @@ export interface WorkerPoolOptions {
   rssLimitMiB?: number;
   /** Where workers' memory cgroups go: found (`auto`), none (`off`), or a delegated cgroup directory. @defaultValue 'auto' */
   memoryCgroup?: MemoryCgroupSetting;
+  /**
+   * How many nice steps below this process workers run (at most nice 19): when tools keep every
+   * core busy, the service still gets the CPU first. 0: the same priority. @defaultValue 10
+   */
+  niceSteps?: number;
   /** How long past a call's wall limit its worker may stay silent before it is killed. @defaultValue 2000 */
   killGraceMs?: number;
   audit: AuditSink;
@@ -150,6 +155,7 @@ export class WorkerPool {
       bundleCache: DEFAULT_BUNDLE_CACHE,
       snapshot: true,
       memoryCgroup: 'auto',
+      niceSteps: 10,
       ...options,
     };
     this.#cgroups = this.#openCgroups();
@@ -298,7 +304,8 @@ export class WorkerPool {
   }
 
   #spawn(): Worker {
-    const child = fork(this.#options.workerEntry, this.#compileCache === undefined ? [] : [this.#compileCache], {
+    const args = [String(this.#options.niceSteps), ...(this.#compileCache === undefined ? [] : [this.#compileCache])];
+    const child = fork(this.#options.workerEntry, args, {
       // No Node startup snapshot: isolated-vm is not compatible with it. The worker's own heap is bounded too.
       execArgv: ['--no-node-snapshot', '--max-old-space-size=512', '--disable-warning=ExperimentalWarning'],
       serialization: 'advanced',

@@ -51,7 +51,7 @@ describe('defaults', () => {
       log: { level: 'info', auditMaxFileMiB: 64, auditKeepFiles: 4, deniedWarningsPerMinute: 60 },
       llm: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', requestTimeoutMs: 120_000, idleTimeoutMs: 60_000, maxRetries: 3, retryBaseMs: 500, retryMaxMs: 20_000 },
       sandbox: {
-        workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, memoryCgroup: 'auto', maxConcurrentCalls: 16, maxQueuedCalls: 64,
+        workers: 0, callsPerWorker: 4, maxCallsPerWorker: 256, warmIsolates: 2, rssLimitMiB: 1024, memoryCgroup: 'auto', workerNiceSteps: 10, maxConcurrentCalls: 16, maxQueuedCalls: 64,
         limits: { wallTimeMs: 10_000, cpuTimeMs: 5_000, heapMiB: 64, maxOutputBytes: 1_048_576, maxFetchBytes: 10_485_760, maxFileBytes: 10_485_760 },
       },
       policies: { default: {} },

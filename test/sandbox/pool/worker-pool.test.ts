@@ -194,6 +194,34 @@ describe('WorkerPool worker start-up', () => {
   });
 });
 
+describe('WorkerPool worker priority', () => {
+  it.each([
+    { steps: undefined, below: 10 },
+    { steps: 4, below: 4 },
+    { steps: 0, below: 0 },
+  ])('runs workers, and the isolate threads they start, $below nice steps below the service (at most 19) for niceSteps $steps', async ({ steps, below }) => {
+    const small = new WorkerPool({ runtime: FAKE_RUNTIME, size: 1, audit: { record: () => undefined }, warm: { heapMiB: 64, count: 1 }, ...(steps === undefined ? {} : { niceSteps: steps }) });
+    try {
+      await small.ready();
+      expect(await small.run({ request: request('return "ran";') })).toMatchObject({ ok: true, value: { content: 'ran' } });
+      const [pid] = small.pids();
+      // Field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name) is the nice value.
+      const niceOf = async (file: string): Promise<{ name: string; nice: number }> => {
+        const stat = await readFile(file, 'utf8');
+        return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+      };
+      const threads = await Promise.all((await readdir(`/proc/${pid}/task`)).map((tid) => niceOf(`/proc/${pid}/task/${tid}/stat`)));
+      // isolated-vm's threads take the name of the thread that started them.
+      const mainThreads = threads.filter((thread) => thread.name === 'MainThread');
+      expect(mainThreads.length).toBeGreaterThanOrEqual(2);
+      const service = (await niceOf(`/proc/${process.pid}/stat`)).nice;
+      expect(mainThreads.map((thread) => thread.nice)).toEqual(mainThreads.map(() => Math.min(19, service + below)));
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('WorkerPool compile cache at exit', () => {
   it('is removed when the process exits without closing the pool', async () => {
     const poolModule = new URL('../../../sandbox/pool/worker-pool.ts', import.meta.url).href;
